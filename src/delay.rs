@@ -1,0 +1,322 @@
+//! `Delay` and its `TimeoutHandle`: the Netty-style cancellable timeout.
+//!
+//! # Invariants
+//!
+//! A delay's fate is one word, `DelayShared::word`: its state (pending,
+//! expired, cancelled, shut down) in the low bits and its entry's key plus
+//! one above them (zero while it has none). Every transition that removes the
+//! entry (a handle's cancel, the delay's drop) happens under the shard lock,
+//! so the entry is removed exactly once: it exists while the key is set and
+//! the state is not `CANCELLED`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures_util::task::AtomicWaker;
+use tokio::time::Instant;
+
+use crate::driver::ShardRef;
+use crate::error::Error;
+use crate::sync::{Arc, AtomicU64};
+
+const PENDING: u64 = 0;
+const EXPIRED: u64 = 1;
+const CANCELLED: u64 = 2;
+const SHUTDOWN: u64 = 3;
+const STATE: u64 = 0b11;
+
+fn state(word: u64) -> u64 {
+    word & STATE
+}
+
+fn key(word: u64) -> Option<u32> {
+    match word >> 2 {
+        0 => None,
+        k => Some((k - 1) as u32),
+    }
+}
+
+fn with_key(state: u64, key: u32) -> u64 {
+    ((u64::from(key) + 1) << 2) | state
+}
+
+#[derive(Debug)]
+struct DelayShared {
+    shard: ShardRef,
+    deadline: i64,
+    word: AtomicU64,
+    waker: AtomicWaker,
+}
+
+impl DelayShared {
+    /// Moves a pending delay to `to`, keeping its key; false if it was not
+    /// pending.
+    fn settle(&self, to: u64) -> bool {
+        let mut w = self.word.load(Ordering::Acquire);
+        loop {
+            if state(w) != PENDING {
+                return false;
+            }
+            match self.word.compare_exchange_weak(
+                w,
+                (w & !STATE) | to,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => w = actual,
+            }
+        }
+    }
+}
+
+/// The driver wakes an expired delay's entry through this.
+impl Wake for DelayShared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let to = if self.shard.core().is_shutdown() {
+            SHUTDOWN
+        } else {
+            EXPIRED
+        };
+        self.settle(to);
+        self.waker.wake();
+    }
+}
+
+/// A cancellable timeout, made by [`Wheel::delay`](crate::Wheel::delay):
+/// Netty's `newTimeout` as a future.
+///
+/// It resolves to `Ok(())` when its deadline passes (at the first tick at or
+/// after it), or to an [`Error`] that says why not: cancelled through a
+/// [`TimeoutHandle`] ([`Error::is_cancelled`]), or the wheel shut down
+/// ([`Error::is_shutdown`]). Like every timer here it registers lazily, on
+/// its first poll; a handle can cancel it before that.
+///
+/// # Cancel safety
+///
+/// Cancel safe. Dropping a pending delay cancels its timer: its handles
+/// then report [`is_cancelled`](TimeoutHandle::is_cancelled).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let delay = wheel.delay(Duration::from_secs(30));
+/// let handle = delay.handle();
+/// let waiter = tokio::spawn(delay);
+/// // The response arrived first: call the timeout off.
+/// assert!(handle.cancel());
+/// assert!(waiter.await.unwrap().unwrap_err().is_cancelled());
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+pub struct Delay {
+    shared: Arc<DelayShared>,
+    check_clock: bool,
+}
+
+impl Delay {
+    pub(crate) fn new(shard: ShardRef, deadline: i64, future: bool) -> Delay {
+        Delay {
+            shared: Arc::new(DelayShared {
+                shard,
+                deadline,
+                word: AtomicU64::new(PENDING),
+                waker: AtomicWaker::new(),
+            }),
+            check_clock: !future,
+        }
+    }
+
+    /// A handle that can cancel this delay from anywhere.
+    pub fn handle(&self) -> TimeoutHandle {
+        TimeoutHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The instant at which this delay expires.
+    pub fn deadline(&self) -> Instant {
+        self.shared.shard.core().instant_of(self.shared.deadline)
+    }
+
+    fn outcome(word: u64) -> Poll<Result<(), Error>> {
+        match state(word) {
+            EXPIRED => Poll::Ready(Ok(())),
+            CANCELLED => Poll::Ready(Err(Error::cancelled())),
+            SHUTDOWN => Poll::Ready(Err(Error::shutdown())),
+            _ => Poll::Pending,
+        }
+    }
+
+    /// Gives the delay an entry in its shard.
+    fn register(&mut self) {
+        let sh = &self.shared;
+        let core = sh.shard.core();
+        if self.check_clock && sh.deadline <= core.now_ns() {
+            sh.settle(EXPIRED);
+            return;
+        }
+        let tick = core.tick_of(sh.deadline);
+        let inserted = sh.shard.get().with_lock(|ops| {
+            if ops.is_shutdown() {
+                sh.settle(SHUTDOWN);
+                false
+            } else if tick <= ops.elapsed() {
+                sh.settle(EXPIRED);
+                false
+            } else {
+                let key = ops.insert(tick, Waker::from(sh.clone()));
+                let done = sh.word.compare_exchange(
+                    PENDING,
+                    with_key(PENDING, key),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                if done.is_err() {
+                    // Cancelled before it could register.
+                    ops.remove(key);
+                }
+                done.is_ok()
+            }
+        });
+        if inserted {
+            core.wake_driver_for(tick);
+        }
+    }
+}
+
+impl Future for Delay {
+    type Output = Result<(), Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.shared.waker.register(cx.waker());
+        let word = this.shared.word.load(Ordering::Acquire);
+        if state(word) != PENDING || key(word).is_some() {
+            return Delay::outcome(word);
+        }
+        this.register();
+        Delay::outcome(this.shared.word.load(Ordering::Acquire))
+    }
+}
+
+impl Drop for Delay {
+    fn drop(&mut self) {
+        let sh = &self.shared;
+        let word = sh.word.load(Ordering::Acquire);
+        match key(word) {
+            None => {
+                sh.settle(CANCELLED);
+            }
+            Some(k) => sh.shard.get().with_lock(|ops| {
+                // A handle's cancel removes the entry itself, under this lock.
+                if state(sh.word.load(Ordering::Acquire)) != CANCELLED {
+                    sh.settle(CANCELLED);
+                    ops.remove(k);
+                }
+            }),
+        }
+        sh.shard.core().release();
+    }
+}
+
+// ===== TimeoutHandle =====
+
+/// Cancels a [`Delay`] from anywhere: `Clone + Send + Sync`, made by
+/// [`Delay::handle`].
+///
+/// A handle refers to its own delay only. Once that delay is gone (it
+/// expired, was cancelled, or was dropped) the handle does nothing and keeps
+/// reporting how it ended; it never touches another timer, even one that
+/// reuses the wheel slot.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let delay = wheel.delay(Duration::from_millis(20));
+/// let handle = delay.handle();
+/// assert!(delay.await.is_ok());
+/// assert!(handle.is_expired());
+/// assert!(!handle.cancel()); // too late: it has fired
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TimeoutHandle {
+    shared: Arc<DelayShared>,
+}
+
+impl TimeoutHandle {
+    /// Cancels the delay: it resolves to an error for which
+    /// [`Error::is_cancelled`] holds, and its entry leaves the wheel now.
+    ///
+    /// Returns `true` if this call cancelled a pending delay, `false` if it
+    /// had already expired, been cancelled, or been dropped.
+    pub fn cancel(&self) -> bool {
+        let sh = &self.shared;
+        loop {
+            let word = sh.word.load(Ordering::Acquire);
+            if state(word) != PENDING {
+                return false;
+            }
+            let swapped = match key(word) {
+                None => sh
+                    .word
+                    .compare_exchange(word, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok(),
+                Some(k) => sh.shard.get().with_lock(|ops| {
+                    let ok = sh
+                        .word
+                        .compare_exchange(
+                            word,
+                            with_key(CANCELLED, k),
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_ok();
+                    if ok {
+                        ops.remove(k);
+                    }
+                    ok
+                }),
+            };
+            if swapped {
+                sh.waker.wake();
+                return true;
+            }
+        }
+    }
+
+    /// Whether the delay was cancelled, through a handle or by being dropped
+    /// before it expired.
+    pub fn is_cancelled(&self) -> bool {
+        state(self.shared.word.load(Ordering::Acquire)) == CANCELLED
+    }
+
+    /// Whether the delay has expired: its deadline passed and the wheel
+    /// fired it.
+    pub fn is_expired(&self) -> bool {
+        state(self.shared.word.load(Ordering::Acquire)) == EXPIRED
+    }
+
+    /// The instant at which the delay expires.
+    pub fn deadline(&self) -> Instant {
+        self.shared.shard.core().instant_of(self.shared.deadline)
+    }
+}

@@ -1,0 +1,571 @@
+//! The shared state behind a [`Wheel`](crate::Wheel): the hashed wheel split
+//! into shards, each behind its own lock, the configuration they share, and
+//! the driver task that advances them.
+//!
+//! # Invariants
+//!
+//! - A timer future owns at most one entry, in the shard it was created on;
+//!   only the future itself removes it (a `TimeoutHandle` may remove a
+//!   `Delay`'s entry, under the same lock, through the `Delay`'s state word).
+//! - An entry's value is the waker to wake when it expires. The driver takes
+//!   it (leaving a no-op waker) when it pops the entry from the due list and
+//!   wakes it after releasing the lock; the entry stays in the slab, expired,
+//!   until its owner polls or drops.
+//! - Wakers are never woken or dropped while a shard lock is held.
+//! - `next_wake` is at or below the earliest tick the driver has to wake
+//!   for: every registration that lowers it notifies the driver.
+
+pub(crate) mod task;
+
+use std::cell::Cell;
+use std::mem;
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::wheel::{HashedWheel, Place, NEVER};
+
+/// A deadline too far away to represent: the timer never fires.
+pub(crate) const NEVER_NS: i64 = i64::MAX;
+
+/// Keeps a value on its own cache lines, away from its neighbours.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+/// What every shard of one wheel shares.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) origin: Instant,
+    pub(crate) tick: Duration,
+    tick_ns: u64,
+    pub(crate) slots: usize,
+    pub(crate) max_pending: Option<usize>,
+    /// Timer futures alive, counted only when `max_pending` is set.
+    pub(crate) live: Padded<AtomicUsize>,
+    /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
+    next_wake: Padded<AtomicU64>,
+    pub(crate) shutdown: AtomicBool,
+    /// `Wheel` handles alive.
+    pub(crate) handles: AtomicUsize,
+    pub(crate) signal: Notify,
+    pub(crate) stats: Stats,
+}
+
+/// Counters the driver keeps.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) waker_panics: AtomicU64,
+    pub(crate) max_lag_ns: AtomicU64,
+}
+
+impl Core {
+    pub(crate) fn new(
+        origin: Instant,
+        tick: Duration,
+        slots: usize,
+        max_pending: Option<usize>,
+    ) -> Core {
+        Core {
+            origin,
+            tick,
+            tick_ns: tick.as_nanos() as u64,
+            slots,
+            max_pending,
+            live: Padded(AtomicUsize::new(0)),
+            next_wake: Padded(AtomicU64::new(u64::MAX)),
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(0),
+            signal: Notify::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    // ===== time =====
+
+    /// Nanoseconds from the origin to `t`, saturating; [`NEVER_NS`] for a
+    /// time too far to represent.
+    pub(crate) fn ns_of(&self, t: Instant) -> i64 {
+        if t >= self.origin {
+            i64::try_from((t - self.origin).as_nanos()).unwrap_or(NEVER_NS)
+        } else {
+            i64::try_from((self.origin - t).as_nanos()).map_or(i64::MIN + 1, |n| -n)
+        }
+    }
+
+    /// The deadline `d` from now, in nanoseconds from the origin.
+    pub(crate) fn ns_after(&self, d: Duration) -> i64 {
+        let now = self.now_ns();
+        i64::try_from(d.as_nanos())
+            .ok()
+            .and_then(|d| now.checked_add(d))
+            .unwrap_or(NEVER_NS)
+    }
+
+    pub(crate) fn now_ns(&self) -> i64 {
+        self.ns_of(Instant::now())
+    }
+
+    /// The instant `ns` nanoseconds from the origin (saturating).
+    pub(crate) fn instant_of(&self, ns: i64) -> Instant {
+        let d = Duration::from_nanos(ns.unsigned_abs());
+        let t = if ns >= 0 {
+            self.origin.checked_add(d)
+        } else {
+            self.origin.checked_sub(d)
+        };
+        t.unwrap_or(self.origin)
+    }
+
+    /// The first tick at or after the deadline `ns`: deadlines round up.
+    pub(crate) fn tick_of(&self, ns: i64) -> u64 {
+        if ns == NEVER_NS {
+            NEVER
+        } else if ns <= 0 {
+            0
+        } else {
+            (ns as u64).div_ceil(self.tick_ns)
+        }
+    }
+
+    /// The last tick boundary at or before now.
+    pub(crate) fn now_tick(&self) -> u64 {
+        match self.now_ns() {
+            n if n <= 0 => 0,
+            n => n as u64 / self.tick_ns,
+        }
+    }
+
+    pub(crate) fn instant_of_tick(&self, tick: u64) -> Option<Instant> {
+        let ns = u128::from(tick) * u128::from(self.tick_ns);
+        let d = Duration::new(
+            u64::try_from(ns / 1_000_000_000).ok()?,
+            (ns % 1_000_000_000) as u32,
+        );
+        self.origin.checked_add(d)
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    // ===== capacity =====
+
+    /// Counts one more live timer, unless `max_pending` are alive already.
+    pub(crate) fn acquire(&self) -> bool {
+        match self.max_pending {
+            None => true,
+            Some(max) => {
+                let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
+                if prev >= max {
+                    self.live.0.fetch_sub(1, Ordering::Relaxed);
+                    false
+                } else {
+                    true
+                }
+            }
+        }
+    }
+
+    pub(crate) fn release(&self) {
+        if self.max_pending.is_some() {
+            self.live.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    // ===== the driver's schedule =====
+
+    /// Makes sure the driver wakes by `tick`.
+    pub(crate) fn wake_driver_for(&self, tick: u64) {
+        if tick < self.next_wake.0.load(Ordering::Relaxed)
+            && tick < self.next_wake.0.fetch_min(tick, Ordering::AcqRel)
+        {
+            self.signal.notify_one();
+        }
+    }
+
+    /// Called by the driver before it looks at the shards: from now on every
+    /// registration notifies it, so none can slip between its look and its
+    /// sleep.
+    pub(crate) fn begin_run(&self) {
+        self.next_wake.0.store(u64::MAX, Ordering::SeqCst);
+    }
+
+    /// Called by the driver after it looked at every shard, with the earliest
+    /// tick they hold; returns the tick to sleep until.
+    pub(crate) fn end_run(&self, next: u64) -> u64 {
+        self.next_wake.0.fetch_min(next, Ordering::AcqRel).min(next)
+    }
+}
+
+// ===== shards =====
+
+thread_local! {
+    static SHARD_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A number for the current thread, handed out round-robin, so that threads
+/// spread over the shards.
+pub(crate) fn thread_hint() -> usize {
+    SHARD_HINT.with(|c| {
+        let v = c.get();
+        if v != usize::MAX {
+            return v;
+        }
+        let v = NEXT_HINT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        c.set(v);
+        v
+    })
+}
+
+/// One independently locked part of a wheel.
+#[derive(Debug)]
+#[repr(align(128))]
+pub(crate) struct Shard {
+    pub(crate) core: Arc<Core>,
+    state: Mutex<ShardState>,
+}
+
+#[derive(Debug)]
+struct ShardState {
+    wheel: HashedWheel<Waker>,
+    shutdown: bool,
+    fired: u64,
+    cancelled: u64,
+}
+
+/// How a registration went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Registration {
+    /// The timer has an entry under this key.
+    Key(u32),
+    /// The tick has already been processed: the deadline has passed.
+    Elapsed,
+    /// The wheel has shut down.
+    Shutdown,
+}
+
+/// What the driver found in one shard.
+#[derive(Debug)]
+pub(crate) struct Expired {
+    /// More entries are due: call again.
+    pub(crate) more: bool,
+    /// The earliest tick at which the shard can have work.
+    pub(crate) next: u64,
+}
+
+/// A shard's counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ShardCounts {
+    pub(crate) pending: usize,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) entries: usize,
+}
+
+impl Shard {
+    pub(crate) fn new(core: Arc<Core>, elapsed: u64) -> Shard {
+        let slots = core.slots;
+        Shard {
+            core,
+            state: Mutex::new(ShardState {
+                wheel: HashedWheel::new(slots, elapsed),
+                shutdown: false,
+                fired: 0,
+                cancelled: 0,
+            }),
+        }
+    }
+
+    /// Gives the timer an entry that expires at `tick` and wakes `waker`.
+    pub(crate) fn register(&self, tick: u64, waker: &Waker) -> Registration {
+        let mut s = lock(&self.state);
+        if s.shutdown {
+            return Registration::Shutdown;
+        }
+        if tick <= s.wheel.elapsed() {
+            return Registration::Elapsed;
+        }
+        let key = s
+            .wheel
+            .insert(tick, waker.clone())
+            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
+        drop(s);
+        self.core.wake_driver_for(tick);
+        Registration::Key(key)
+    }
+
+    /// Polls the entry `key` for a timer whose deadline is now `want`.
+    ///
+    /// `Ready` means it has expired (or the wheel shut down) and the entry is
+    /// gone. An entry that expired at an earlier tick than `want` (its
+    /// deadline was moved later without moving the entry) is re-armed.
+    pub(crate) fn poll(&self, key: u32, want: u64, waker: &Waker) -> Poll<()> {
+        let mut s = lock(&self.state);
+        let (pending, rearmed) = match s.wheel.place_of(key) {
+            Place::Scheduled | Place::Parked => (true, false),
+            Place::Expired => {
+                if s.shutdown || want <= s.wheel.tick_of(key) || want <= s.wheel.elapsed() {
+                    (false, false)
+                } else {
+                    s.wheel.reschedule(key, want);
+                    (true, true)
+                }
+            }
+        };
+        if pending {
+            let old = swap_waker(s.wheel.get_mut(key).expect("timer entry"), waker);
+            drop(s);
+            if rearmed {
+                self.core.wake_driver_for(want);
+            }
+            drop(old);
+            Poll::Pending
+        } else {
+            let old = s.wheel.remove(key);
+            drop(s);
+            drop(old);
+            Poll::Ready(())
+        }
+    }
+
+    /// Moves the entry `key` to `tick`. Returns `false`, having removed the
+    /// entry, when that tick has already been processed.
+    pub(crate) fn reschedule(&self, key: u32, tick: u64) -> bool {
+        let mut s = lock(&self.state);
+        if s.shutdown || tick <= s.wheel.elapsed() {
+            let was_pending = s.wheel.place_of(key) != Place::Expired;
+            let old = s.wheel.remove(key);
+            if was_pending && !s.shutdown {
+                s.cancelled += 1;
+            }
+            drop(s);
+            drop(old);
+            return false;
+        }
+        s.wheel.reschedule(key, tick);
+        drop(s);
+        self.core.wake_driver_for(tick);
+        true
+    }
+
+    /// Removes the entry `key`; counts it as cancelled if it had not expired.
+    pub(crate) fn remove(&self, key: u32) {
+        let mut s = lock(&self.state);
+        if s.wheel.place_of(key) != Place::Expired {
+            s.cancelled += 1;
+        }
+        let old = s.wheel.remove(key);
+        drop(s);
+        drop(old);
+    }
+
+    /// Runs `f` under the shard lock: for the `Delay` state machine, whose
+    /// transitions must not interleave with a removal.
+    pub(crate) fn with_lock<R>(&self, f: impl FnOnce(&mut ShardOps<'_>) -> R) -> R {
+        let mut s = lock(&self.state);
+        let mut dropped = None;
+        let r = f(&mut ShardOps {
+            state: &mut s,
+            dropped: &mut dropped,
+        });
+        drop(s);
+        drop(dropped);
+        r
+    }
+
+    /// Advances the shard to `now` and moves up to `max` expired wakers
+    /// into `out`.
+    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Expired {
+        let mut s = lock(&self.state);
+        if s.shutdown {
+            return Expired {
+                more: false,
+                next: NEVER,
+            };
+        }
+        s.wheel.advance(now);
+        let mut fired = 0;
+        while out.len() < max {
+            match s.wheel.pop_due() {
+                Some((_, w)) => {
+                    out.push(mem::replace(w, Waker::noop().clone()));
+                    fired += 1;
+                }
+                None => break,
+            }
+        }
+        s.fired += fired;
+        Expired {
+            more: s.wheel.peek_due().is_some(),
+            next: s.wheel.next_expiration().unwrap_or(NEVER),
+        }
+    }
+
+    /// Shuts the shard down: every pending entry is detached and its waker
+    /// moved into `out`. Returns how many were pending.
+    pub(crate) fn shutdown(&self, out: &mut Vec<Waker>) -> usize {
+        let mut s = lock(&self.state);
+        if s.shutdown {
+            return 0;
+        }
+        s.shutdown = true;
+        let mut n = 0;
+        s.wheel.drain_pending(|_, w| {
+            out.push(mem::replace(w, Waker::noop().clone()));
+            n += 1;
+        });
+        n
+    }
+
+    pub(crate) fn counts(&self) -> ShardCounts {
+        let s = lock(&self.state);
+        ShardCounts {
+            pending: s.wheel.pending(),
+            fired: s.fired,
+            cancelled: s.cancelled,
+            entries: s.wheel.len(),
+        }
+    }
+}
+
+/// The operations `Delay` and `TimeoutHandle` run under a shard lock.
+#[derive(Debug)]
+pub(crate) struct ShardOps<'a> {
+    state: &'a mut ShardState,
+    dropped: &'a mut Option<Waker>,
+}
+
+impl ShardOps<'_> {
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.state.shutdown
+    }
+
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.state.wheel.elapsed()
+    }
+
+    pub(crate) fn insert(&mut self, tick: u64, waker: Waker) -> u32 {
+        self.state
+            .wheel
+            .insert(tick, waker)
+            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"))
+    }
+
+    /// Removes `key`; the waker it held is dropped after the lock.
+    pub(crate) fn remove(&mut self, key: u32) {
+        if self.state.wheel.place_of(key) != Place::Expired && !self.state.shutdown {
+            self.state.cancelled += 1;
+        }
+        *self.dropped = Some(self.state.wheel.remove(key));
+    }
+}
+
+/// Stores `waker` in `slot` unless it would wake the same task; returns the
+/// waker it replaced, to be dropped outside the lock.
+fn swap_waker(slot: &mut Waker, waker: &Waker) -> Option<Waker> {
+    if slot.will_wake(waker) {
+        None
+    } else {
+        Some(mem::replace(slot, waker.clone()))
+    }
+}
+
+/// Wakes every waker in `wakers`, draining it; a waker that panics is
+/// counted and does not stop the others.
+pub(crate) fn wake_all(stats: &Stats, wakers: &mut Vec<Waker>) {
+    for w in wakers.drain(..) {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.wake()));
+        if r.is_err() {
+            stats.waker_panics.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A timer's hold on its shard. When it lets go after every `Wheel`
+/// handle is gone, it tells the driver, which exits once no timer is left.
+#[derive(Debug)]
+pub(crate) struct ShardRef(Option<Arc<Shard>>);
+
+impl ShardRef {
+    pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
+        ShardRef(Some(shard.clone()))
+    }
+
+    #[inline]
+    pub(crate) fn get(&self) -> &Shard {
+        self.0.as_deref().expect("shard reference is only taken in drop")
+    }
+
+    #[inline]
+    pub(crate) fn core(&self) -> &Core {
+        &self.get().core
+    }
+}
+
+impl Drop for ShardRef {
+    fn drop(&mut self) {
+        if let Some(shard) = self.0.take() {
+            if shard.core.handles.load(Ordering::Acquire) == 0 {
+                let core = shard.core.clone();
+                drop(shard);
+                core.signal.notify_one();
+            }
+        }
+    }
+}
+
+/// The wheel as the driver and the public handle see it: the shared core
+/// and every shard.
+#[derive(Debug)]
+pub(crate) struct Shards {
+    pub(crate) core: Arc<Core>,
+    pub(crate) shards: Box<[Arc<Shard>]>,
+}
+
+impl Shards {
+    pub(crate) fn new(core: Arc<Core>, n: usize) -> Shards {
+        let elapsed = core.now_tick();
+        let shards = (0..n)
+            .map(|_| Arc::new(Shard::new(core.clone(), elapsed)))
+            .collect();
+        Shards { core, shards }
+    }
+
+    /// The shard for the current thread.
+    pub(crate) fn current(&self) -> &Arc<Shard> {
+        &self.shards[thread_hint() % self.shards.len()]
+    }
+
+    /// Shuts every shard down and wakes every pending timer; returns how
+    /// many there were. Idempotent.
+    pub(crate) fn shutdown(&self) -> usize {
+        self.core.shutdown.store(true, Ordering::Release);
+        let mut wakers = Vec::new();
+        let mut n = 0;
+        for shard in self.shards.iter() {
+            n += shard.shutdown(&mut wakers);
+            wake_all(&self.core.stats, &mut wakers);
+        }
+        self.core.signal.notify_one();
+        n
+    }
+
+    pub(crate) fn counts(&self) -> ShardCounts {
+        let mut total = ShardCounts::default();
+        for shard in self.shards.iter() {
+            let c = shard.counts();
+            total.pending += c.pending;
+            total.fired += c.fired;
+            total.cancelled += c.cancelled;
+            total.entries += c.entries;
+        }
+        total
+    }
+}

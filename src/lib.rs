@@ -1,0 +1,66 @@
+//! A timer for tokio programs with millions of timeouts: a slab-backed
+//! hashed timing wheel (Varghese & Lauck 1996, the scheme behind Netty's
+//! `HashedWheelTimer`) driven by one tokio task.
+//!
+//! Servers keep a timeout or two per connection and per request, and almost
+//! none of them fire. `tokio::time` pays a runtime-wide lock to register and
+//! cancel each one, and its `Sleep` is `!Unpin`. Here every timer is a slab
+//! entry in a per-thread shard: registering and cancelling are O(1) under an
+//! uncontended lock, and every future is `Unpin`, `Send` and `Sync`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! use std::time::Duration;
+//!
+//! let wheel = hashwheel::Wheel::new();
+//! wheel.sleep(Duration::from_millis(10)).await;
+//!
+//! let work = async { 42 };
+//! assert_eq!(wheel.timeout(Duration::from_secs(1), work).await, Ok(42));
+//!
+//! let delay = wheel.delay(Duration::from_secs(30));
+//! let handle = delay.handle();
+//! handle.cancel();
+//! assert!(delay.await.unwrap_err().is_cancelled());
+//! # }
+//! ```
+//!
+//! # Compared with `tokio::time`
+//!
+//! - The same names and meanings: [`Wheel::sleep`], [`Wheel::sleep_until`],
+//!   [`Wheel::timeout`], [`Wheel::timeout_at`], [`Sleep::reset`],
+//!   [`error::Elapsed`]; tests run on tokio's paused clock as they do with
+//!   tokio's timer.
+//! - Resolution is one tick (1 ms by default); a deadline rounds up to the
+//!   next tick, never down.
+//! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
+//! - [`Delay`] and [`TimeoutHandle`] add Netty's cancellable timeout.
+//! - When the wheel shuts down, pending timers complete instead of hanging.
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
+#![deny(unused_must_use)]
+#![doc(test(attr(deny(warnings))))]
+
+mod builder;
+mod delay;
+mod driver;
+pub mod error;
+mod metrics;
+mod sleep;
+mod sync;
+mod timeout;
+mod timer;
+mod wheel;
+
+pub use builder::Builder;
+pub use delay::{Delay, TimeoutHandle};
+pub use metrics::Metrics;
+pub use sleep::Sleep;
+pub use timeout::Timeout;
+pub use timer::Wheel;

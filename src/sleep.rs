@@ -1,0 +1,243 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::driver::{Registration, ShardRef};
+
+/// A future that completes at a deadline, made by
+/// [`Wheel::sleep`](crate::Wheel::sleep) or
+/// [`Wheel::sleep_until`](crate::Wheel::sleep_until).
+///
+/// It completes at the first tick of its wheel at or after the deadline:
+/// never before the deadline, at most one tick (plus scheduling) after it.
+///
+/// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
+/// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
+/// until its first poll, and dropping it removes its entry in O(1).
+///
+/// A deadline too far away to represent (more than about 292 years after
+/// the wheel was built, `Duration::MAX` for instance) saturates: the sleep
+/// never completes, and never overflows or panics. After the wheel shuts
+/// down, or its runtime goes away, a pending `Sleep` completes as if its
+/// deadline had passed, so that no task waits forever on a dead wheel.
+///
+/// # Cancel safety
+///
+/// Cancel safe: polling `&mut sleep` in a `select!` branch that loses
+/// keeps its place in the wheel.
+///
+/// # Examples
+///
+/// Reset a sleep on every event, the idle-timeout pattern:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(8);
+/// tokio::spawn(async move {
+///     for i in 0..3 {
+///         tokio::time::sleep(Duration::from_millis(50)).await;
+///         tx.send(i).await.unwrap();
+///     }
+/// });
+/// let idle = Duration::from_millis(100);
+/// let mut sleep = wheel.sleep(idle);
+/// let mut got = 0;
+/// loop {
+///     tokio::select! {
+///         Some(_) = rx.recv() => {
+///             got += 1;
+///             sleep.reset(Instant::now() + idle);
+///         }
+///         _ = &mut sleep => break,
+///     }
+/// }
+/// assert_eq!(got, 3);
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+pub struct Sleep {
+    shard: ShardRef,
+    /// Nanoseconds from the wheel's origin; `NEVER_NS` when it never fires.
+    deadline: i64,
+    key: u32,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not registered; the deadline may already have passed.
+    Unchecked,
+    /// Not registered; the deadline was in the future when it was set.
+    Future,
+    /// Has an entry under `key`.
+    Registered,
+    /// Completed.
+    Done,
+}
+
+impl Sleep {
+    /// A sleep until `deadline` (nanoseconds from the wheel's origin).
+    /// `future` says the deadline was known to lie ahead when it was made.
+    pub(crate) fn new(shard: ShardRef, deadline: i64, future: bool) -> Sleep {
+        Sleep {
+            shard,
+            deadline,
+            key: 0,
+            state: if future {
+                State::Future
+            } else {
+                State::Unchecked
+            },
+        }
+    }
+
+    /// The instant at which this sleep completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_secs(3);
+    /// assert_eq!(wheel.sleep_until(at).deadline(), at);
+    /// # }
+    /// ```
+    pub fn deadline(&self) -> Instant {
+        self.shard.core().instant_of(self.deadline)
+    }
+
+    /// Whether this sleep has completed, or its deadline has passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut sleep = wheel.sleep(Duration::from_millis(10));
+    /// assert!(!sleep.is_elapsed());
+    /// (&mut sleep).await;
+    /// assert!(sleep.is_elapsed());
+    /// # }
+    /// ```
+    pub fn is_elapsed(&self) -> bool {
+        self.state == State::Done || self.deadline <= self.shard.core().now_ns()
+    }
+
+    /// Moves the deadline to `deadline`, whether or not the sleep has
+    /// completed: a completed sleep becomes pending again.
+    ///
+    /// O(1) and allocates nothing. Moving the deadline later takes no lock:
+    /// the entry keeps its place, and when it comes due the sleep re-arms
+    /// itself for the new deadline. Moving it earlier moves the entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let mut sleep = wheel.sleep(Duration::from_millis(10));
+    /// sleep.reset(start + Duration::from_millis(30));
+    /// (&mut sleep).await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(30));
+    /// # }
+    /// ```
+    pub fn reset(&mut self, deadline: Instant) {
+        let ns = self.shard.core().ns_of(deadline);
+        self.reset_ns(ns);
+    }
+
+    pub(crate) fn reset_ns(&mut self, ns: i64) {
+        let earlier = ns < self.deadline;
+        self.deadline = ns;
+        match self.state {
+            State::Registered => {
+                if earlier {
+                    let tick = self.shard.core().tick_of(ns);
+                    if !self.shard.get().reschedule(self.key, tick) {
+                        self.state = State::Unchecked;
+                    }
+                }
+            }
+            _ => self.state = State::Unchecked,
+        }
+    }
+
+    pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let core = self.shard.core();
+        match self.state {
+            State::Done => Poll::Ready(()),
+            State::Registered => {
+                let want = core.tick_of(self.deadline);
+                match self.shard.get().poll(self.key, want, cx.waker()) {
+                    Poll::Ready(()) => {
+                        self.state = State::Done;
+                        Poll::Ready(())
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+            State::Unchecked | State::Future => {
+                if self.state == State::Unchecked && self.deadline <= core.now_ns() {
+                    self.state = State::Done;
+                    return Poll::Ready(());
+                }
+                let tick = core.tick_of(self.deadline);
+                match self.shard.get().register(tick, cx.waker()) {
+                    Registration::Key(key) => {
+                        self.key = key;
+                        self.state = State::Registered;
+                        Poll::Pending
+                    }
+                    Registration::Elapsed | Registration::Shutdown => {
+                        self.state = State::Done;
+                        Poll::Ready(())
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `d` from now as a deadline on the wheel of `shard`.
+pub(crate) fn deadline_after(shard: &ShardRef, d: Duration) -> (i64, bool) {
+    let ns = shard.core().ns_after(d);
+    (ns, !d.is_zero())
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().poll_sleep(cx)
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if self.state == State::Registered {
+            self.shard.get().remove(self.key);
+        }
+        self.shard.core().release();
+    }
+}

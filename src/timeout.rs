@@ -1,0 +1,91 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+
+use crate::error::Elapsed;
+use crate::Sleep;
+
+pin_project! {
+    /// A future with a deadline, made by
+    /// [`Wheel::timeout`](crate::Wheel::timeout) or
+    /// [`Wheel::timeout_at`](crate::Wheel::timeout_at).
+    ///
+    /// It resolves to `Ok` with the inner future's output if that completes
+    /// first, or to `Err(Elapsed)` at the deadline. The inner future is polled
+    /// first, so a future that is ready on its first poll completes without
+    /// touching the wheel at all: no lock, no entry.
+    ///
+    /// `Timeout<F>` is [`Unpin`] when `F` is.
+    ///
+    /// # Cancel safety
+    ///
+    /// As cancel safe as the inner future: dropping the timeout drops it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+    /// tokio::spawn(async move {
+    ///     tokio::time::sleep(Duration::from_millis(5)).await;
+    ///     tx.send(7).unwrap();
+    /// });
+    /// let got = wheel.timeout(Duration::from_millis(10), rx).await;
+    /// assert_eq!(got.unwrap().unwrap(), 7);
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    #[derive(Debug)]
+    pub struct Timeout<F> {
+        #[pin]
+        value: F,
+        sleep: Sleep,
+    }
+}
+
+impl<F> Timeout<F> {
+    pub(crate) fn new(value: F, sleep: Sleep) -> Timeout<F> {
+        Timeout { value, sleep }
+    }
+
+    /// The inner future.
+    pub fn get_ref(&self) -> &F {
+        &self.value
+    }
+
+    /// The inner future, mutably.
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.value
+    }
+
+    /// Gives back the inner future, dropping the timer.
+    pub fn into_inner(self) -> F {
+        self.value
+    }
+
+    /// The deadline.
+    pub fn deadline(&self) -> tokio::time::Instant {
+        self.sleep.deadline()
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(v) = this.value.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        match this.sleep.poll_sleep(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,424 @@
+use std::future::IntoFuture;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::driver::{ShardRef, Shards};
+use crate::error::Error;
+use crate::metrics::Metrics;
+use crate::sleep::deadline_after;
+use crate::sync::{Arc, Ordering};
+use crate::{Builder, Delay, Sleep, Timeout};
+
+/// A hashed timing wheel and the handle to its driver task.
+///
+/// A `Wheel` makes timers: [`sleep`](Wheel::sleep), [`timeout`](Wheel::timeout)
+/// and the cancellable [`delay`](Wheel::delay). It is cheap to clone (every
+/// clone is the same wheel) and `Send + Sync`. Its driver is a tokio task
+/// spawned on the runtime the wheel was built in; it runs until
+/// [`shutdown`](Wheel::shutdown), until its runtime shuts down, or until the
+/// last `Wheel` handle and the last timer are dropped.
+///
+/// # Implementation
+///
+/// A hashed timing wheel (Varghese & Lauck, *Hashed and Hierarchical Timing
+/// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and
+/// the Linux timer wheel:
+///
+/// - Time is cut into ticks ([`Builder::tick`], 1 ms by default). A deadline
+///   rounds **up** to the first tick boundary at or after it, so a timer
+///   never fires early and at most one tick late (plus scheduling).
+/// - A ring of `slots` buckets (a power of two, 4096 by default); a timer
+///   due at tick `t` goes into bucket `t & (slots - 1)`. Each entry keeps its
+///   absolute tick, so one that is whole turns away stays in its bucket until
+///   its turn comes.
+/// - Entries live in a slab; each bucket is a doubly linked list of slab
+///   keys. Insert and cancel are O(1); expiry costs O(1) per expired timer
+///   plus a look at the entries of each bucket the driver visits.
+/// - The wheel is split into shards, each with its own lock; a thread makes
+///   its timers in its own shard, so threads do not contend.
+/// - The driver sleeps until the earliest tick that can hold a due timer:
+///   an idle wheel never wakes, and timers far away cost no wake-ups until
+///   they come near. When it wakes it catches up on every tick it missed
+///   (with more missed ticks than slots it visits each bucket once), takes
+///   the expired wakers under the lock in batches, and wakes them after
+///   releasing it. It yields to the runtime after every 100,000 wake-ups.
+/// - Timers register lazily, on their first poll: a timer dropped before it
+///   is polled, or a [`timeout`](Wheel::timeout) whose future is ready at
+///   once, never takes a lock.
+/// - All time comes from [`tokio::time::Instant`], so tokio's paused clock
+///   (`start_paused`, `tokio::time::advance`) drives the wheel exactly.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let start = Instant::now();
+/// wheel.sleep(Duration::from_millis(100)).await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(100));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Wheel {
+    handle: Arc<Handle>,
+}
+
+/// The one handle behind every clone of a `Wheel`.
+#[derive(Debug)]
+struct Handle {
+    shards: Arc<Shards>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let core = &self.shards.core;
+        if core.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            core.signal.notify_one();
+        }
+    }
+}
+
+impl Wheel {
+    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
+    /// whose driver runs on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
+    ///
+    /// ```should_panic
+    /// let wheel = hashwheel::Wheel::new(); // no runtime here
+    /// ```
+    #[track_caller]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Wheel {
+        match Builder::new().build() {
+            Ok(w) => w,
+            Err(e) => panic!("hashwheel::Wheel::new: {e}"),
+        }
+    }
+
+    /// A [`Builder`] to configure a wheel.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_shards(shards: Arc<Shards>) -> Wheel {
+        shards.core.handles.fetch_add(1, Ordering::AcqRel);
+        Wheel {
+            handle: Arc::new(Handle { shards }),
+        }
+    }
+
+    fn shards(&self) -> &Shards {
+        &self.handle.shards
+    }
+
+    /// The shard this thread uses, with a reservation if the wheel is bounded.
+    fn claim(&self) -> Result<ShardRef, Error> {
+        let shards = self.shards();
+        if !shards.core.acquire() {
+            return Err(Error::at_capacity());
+        }
+        Ok(ShardRef::new(shards.current()))
+    }
+
+    #[track_caller]
+    fn claim_or_panic(&self, what: &str) -> ShardRef {
+        match self.claim() {
+            Ok(s) => s,
+            Err(e) => panic!("hashwheel::Wheel::{what}: {e}"),
+        }
+    }
+
+    // ===== Sleep =====
+
+    /// A [`Sleep`] that completes `duration` from now.
+    ///
+    /// `Duration::ZERO` completes on the first poll without touching the
+    /// wheel; a duration too long to represent never completes.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound;
+    /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(10)).await;
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        let shard = self.claim_or_panic("sleep");
+        let (deadline, future) = deadline_after(&shard, duration);
+        Sleep::new(shard, deadline, future)
+    }
+
+    /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
+    /// at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        let shard = self.claim()?;
+        let (deadline, future) = deadline_after(&shard, duration);
+        Ok(Sleep::new(shard, deadline, future))
+    }
+
+    /// A [`Sleep`] that completes at `deadline`. A deadline in the past
+    /// completes on the first poll without touching the wheel.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_sleep_until`](Wheel::try_sleep_until).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// wheel.sleep_until(deadline).await;
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        let shard = self.claim_or_panic("sleep_until");
+        let ns = shard.core().ns_of(deadline);
+        Sleep::new(shard, ns, false)
+    }
+
+    /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        let shard = self.claim()?;
+        let ns = shard.core().ns_of(deadline);
+        Ok(Sleep::new(shard, ns, false))
+    }
+
+    // ===== Timeout =====
+
+    /// Requires `future` to complete within `duration`: a [`Timeout`] that
+    /// resolves to `Err(Elapsed)` if it does not.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_timeout`](Wheel::try_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let slow = tokio::time::sleep(Duration::from_secs(5));
+    /// assert!(wheel.timeout(Duration::from_secs(1), slow).await.is_err());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+        Timeout::new(future.into_future(), self.sleep(duration))
+    }
+
+    /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
+    /// is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_timeout<F: IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        Ok(Timeout::new(future.into_future(), self.try_sleep(duration)?))
+    }
+
+    /// Requires `future` to complete by `deadline`.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_timeout_at`](Wheel::try_timeout_at).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert_eq!(wheel.timeout_at(deadline, async { 5 }).await, Ok(5));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timeout_at<F: IntoFuture>(&self, deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+        Timeout::new(future.into_future(), self.sleep_until(deadline))
+    }
+
+    /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        Ok(Timeout::new(
+            future.into_future(),
+            self.try_sleep_until(deadline)?,
+        ))
+    }
+
+    // ===== Delay =====
+
+    /// A cancellable [`Delay`] that expires `duration` from now; see
+    /// [`Delay::handle`].
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_delay`](Wheel::try_delay).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// assert!(wheel.delay(Duration::from_millis(10)).await.is_ok());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn delay(&self, duration: Duration) -> Delay {
+        let shard = self.claim_or_panic("delay");
+        let (deadline, future) = deadline_after(&shard, duration);
+        Delay::new(shard, deadline, future)
+    }
+
+    /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
+    /// at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
+        let shard = self.claim()?;
+        let (deadline, future) = deadline_after(&shard, duration);
+        Ok(Delay::new(shard, deadline, future))
+    }
+
+    /// A cancellable [`Delay`] that expires at `deadline`.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_delay_at`](Wheel::try_delay_at).
+    #[track_caller]
+    pub fn delay_at(&self, deadline: Instant) -> Delay {
+        let shard = self.claim_or_panic("delay_at");
+        let ns = shard.core().ns_of(deadline);
+        Delay::new(shard, ns, false)
+    }
+
+    /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
+        let shard = self.claim()?;
+        let ns = shard.core().ns_of(deadline);
+        Ok(Delay::new(shard, ns, false))
+    }
+
+    // ===== the wheel itself =====
+
+    /// The tick: the wheel's resolution.
+    pub fn tick(&self) -> Duration {
+        self.shards().core.tick
+    }
+
+    /// The number of buckets (a power of two).
+    pub fn slots(&self) -> usize {
+        self.shards().core.slots
+    }
+
+    /// A snapshot of the wheel's counters.
+    pub fn metrics(&self) -> Metrics {
+        let shards = self.shards();
+        let c = shards.counts();
+        let stats = &shards.core.stats;
+        Metrics {
+            num_pending: c.pending,
+            num_entries: c.entries,
+            num_shards: shards.shards.len(),
+            fired_count: c.fired,
+            cancelled_count: c.cancelled,
+            driver_wakeups_count: stats.wakeups.load(Ordering::Relaxed),
+            waker_panic_count: stats.waker_panics.load(Ordering::Relaxed),
+            max_driver_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Stops the driver and wakes every pending timer: a [`Delay`] resolves
+    /// to an error for which [`Error::is_shutdown`] holds; a [`Sleep`] and a
+    /// [`Timeout`] complete as if their deadline had passed. Timers made
+    /// afterwards do the same on their first poll.
+    ///
+    /// Returns how many timers were pending. Calling it again returns 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(60));
+    /// let waiter = tokio::spawn(delay);
+    /// tokio::task::yield_now().await; // let it register
+    /// assert_eq!(wheel.shutdown(), 1);
+    /// assert!(waiter.await.unwrap().unwrap_err().is_shutdown());
+    /// # }
+    /// ```
+    pub fn shutdown(&self) -> usize {
+        self.shards().shutdown()
+    }
+
+    /// Whether the wheel has shut down.
+    pub fn is_shutdown(&self) -> bool {
+        self.shards().core.is_shutdown()
+    }
+}

@@ -1,0 +1,551 @@
+//! The hashed timing wheel: Varghese & Lauck (1996), scheme 6.
+//!
+//! A plain, synchronous data structure with no tokio in it. Time is counted
+//! in whole ticks (`u64`); what a tick lasts is the caller's business.
+//! Entries live in a [`Slab`] and are chained per bucket through their slab
+//! keys in doubly linked lists, so insert, cancel and reschedule are O(1).
+//! A bucket is chosen with `tick & mask`; every entry keeps its absolute
+//! expiry tick, so an entry one or more turns away stays in its bucket until
+//! the turn in which it is due.
+//!
+//! # Invariants
+//!
+//! - `elapsed` is the last tick that has been processed: every entry whose
+//!   tick is at or before `elapsed` is in the due list or detached, never in a
+//!   bucket.
+//! - Every entry is in exactly one of three places, and its fields say which:
+//!   * a bucket (`prev != DETACHED` and `tick > elapsed`): the bucket is
+//!     `tick & mask`;
+//!   * the due list (`prev != DETACHED` and `tick <= elapsed`): it is due and
+//!     waits for [`HashedWheel::pop_due`];
+//!   * detached (`prev == DETACHED`): in no list. Either it was popped from
+//!     the due list (it has expired), or its tick is [`NEVER`] (it is parked
+//!     and never expires).
+//! - `mins[b]` is a lower bound of the ticks in bucket `b` ([`NEVER`] when the
+//!   bucket is empty). It is exact after the bucket was last visited and only
+//!   goes stale (too low) when entries leave it, which can cost a spurious
+//!   visit but never a late one.
+//! - `next` is a lower bound of every tick in every bucket.
+
+use slab::Slab;
+
+/// The tick of an entry that never expires.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// End of a list.
+const NIL: u32 = u32::MAX;
+/// `prev` of an entry that is in no list.
+const DETACHED: u32 = u32::MAX - 1;
+/// Keys are `u32` in the lists; the two values above are reserved.
+pub(crate) const MAX_ENTRIES: usize = (u32::MAX - 2) as usize;
+
+/// The most buckets a wheel may have.
+pub(crate) const MAX_SLOTS: usize = 1 << 30;
+
+/// Where an entry is, as seen by its owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// In a bucket: it expires at its tick.
+    Scheduled,
+    /// Its tick has been reached: it is in the due list or was popped from it.
+    Expired,
+    /// Its tick is [`NEVER`]: it is held but never expires.
+    Parked,
+}
+
+#[derive(Debug)]
+struct Entry<T> {
+    tick: u64,
+    prev: u32,
+    next: u32,
+    value: T,
+}
+
+/// A hashed timing wheel whose entries carry a `T`.
+#[derive(Debug)]
+pub(crate) struct HashedWheel<T> {
+    entries: Slab<Entry<T>>,
+    heads: Box<[u32]>,
+    mins: Box<[u64]>,
+    mask: u64,
+    elapsed: u64,
+    next: u64,
+    due_head: u32,
+    due_tail: u32,
+    /// Entries in buckets, in the due list, or parked: everything that has
+    /// not expired yet (or has expired but not been popped).
+    pending: usize,
+}
+
+impl<T> HashedWheel<T> {
+    /// A wheel of `slots` buckets (a power of two) starting at tick `elapsed`.
+    pub(crate) fn new(slots: usize, elapsed: u64) -> Self {
+        Self::with_capacity(slots, elapsed, 0)
+    }
+
+    pub(crate) fn with_capacity(slots: usize, elapsed: u64, capacity: usize) -> Self {
+        assert!(
+            slots.is_power_of_two() && slots <= MAX_SLOTS,
+            "slots must be a power of two no larger than 2^30"
+        );
+        HashedWheel {
+            entries: Slab::with_capacity(capacity),
+            heads: vec![NIL; slots].into_boxed_slice(),
+            mins: vec![NEVER; slots].into_boxed_slice(),
+            mask: slots as u64 - 1,
+            elapsed,
+            next: NEVER,
+            due_head: NIL,
+            due_tail: NIL,
+            pending: 0,
+        }
+    }
+
+    /// The last tick processed by [`advance`](Self::advance).
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.elapsed
+    }
+
+    /// Entries that have not been popped as expired: scheduled, due or parked.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Every entry the slab holds, expired ones included.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.capacity()
+    }
+
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.entries.shrink_to_fit();
+    }
+
+    /// Stores `value` to expire at `tick`. A tick at or before
+    /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
+    /// parks the entry. Gives the value back when the slab is full.
+    pub(crate) fn insert(&mut self, tick: u64, value: T) -> Result<u32, T> {
+        let slot = self.entries.vacant_entry();
+        if slot.key() >= MAX_ENTRIES {
+            return Err(value);
+        }
+        let key = slot.key() as u32;
+        slot.insert(Entry {
+            tick,
+            prev: DETACHED,
+            next: NIL,
+            value,
+        });
+        self.pending += 1;
+        self.place(key, tick);
+        Ok(key)
+    }
+
+    /// Removes the entry, wherever it is, and returns its value.
+    ///
+    /// # Panics
+    ///
+    /// If `key` holds no entry.
+    pub(crate) fn remove(&mut self, key: u32) -> T {
+        if self.entries[key as usize].prev != DETACHED {
+            self.unlink(key);
+            self.pending -= 1;
+        } else if self.entries[key as usize].tick == NEVER {
+            self.pending -= 1;
+        }
+        self.entries.remove(key as usize).value
+    }
+
+    /// Moves the entry to expire at `tick` (same rules as `insert`). An
+    /// expired entry becomes pending again.
+    pub(crate) fn reschedule(&mut self, key: u32, tick: u64) {
+        let e = &self.entries[key as usize];
+        if e.prev != DETACHED {
+            self.unlink(key);
+        } else if e.tick != NEVER {
+            // It had expired; it is pending again.
+            self.pending += 1;
+        }
+        self.place(key, tick);
+    }
+
+    pub(crate) fn contains(&self, key: u32) -> bool {
+        self.entries.contains(key as usize)
+    }
+
+    pub(crate) fn get(&self, key: u32) -> Option<&T> {
+        self.entries.get(key as usize).map(|e| &e.value)
+    }
+
+    pub(crate) fn get_mut(&mut self, key: u32) -> Option<&mut T> {
+        self.entries.get_mut(key as usize).map(|e| &mut e.value)
+    }
+
+    pub(crate) fn tick_of(&self, key: u32) -> u64 {
+        self.entries[key as usize].tick
+    }
+
+    pub(crate) fn place_of(&self, key: u32) -> Place {
+        let e = &self.entries[key as usize];
+        if e.tick == NEVER {
+            Place::Parked
+        } else if e.prev != DETACHED && e.tick > self.elapsed {
+            Place::Scheduled
+        } else {
+            Place::Expired
+        }
+    }
+
+    /// Processes every tick up to and including `now`: each entry whose tick
+    /// has come moves to the due list. With more ticks to catch up than the
+    /// wheel has buckets, each bucket is visited once.
+    pub(crate) fn advance(&mut self, now: u64) {
+        if now <= self.elapsed {
+            return;
+        }
+        let slots = self.mask + 1;
+        if self.next <= now {
+            let (first, last) = if now - self.elapsed >= slots {
+                (0, slots - 1)
+            } else {
+                (self.elapsed + 1, now)
+            };
+            for t in first..=last {
+                let b = (t & self.mask) as usize;
+                if self.mins[b] <= now {
+                    self.visit(b, now);
+                }
+            }
+        }
+        self.elapsed = now;
+        self.next = self.scan_next();
+    }
+
+    /// Moves the due entries of bucket `b` to the due list and makes the
+    /// bucket's lower bound exact again.
+    fn visit(&mut self, b: usize, now: u64) {
+        let mut key = self.heads[b];
+        let mut min = NEVER;
+        while key != NIL {
+            let e = &self.entries[key as usize];
+            let next = e.next;
+            if e.tick <= now {
+                self.unlink_from(key, Some(b));
+                self.push_due(key);
+            } else {
+                min = min.min(e.tick);
+            }
+            key = next;
+        }
+        self.mins[b] = min;
+    }
+
+    /// The earliest tick that can hold work, scanning the buckets in tick
+    /// order from `elapsed + 1`: the first bucket holding an entry of the
+    /// current turn has the earliest tick of all.
+    fn scan_next(&self) -> u64 {
+        let slots = self.mask + 1;
+        let mut best = NEVER;
+        for i in 1..=slots {
+            let t = self.elapsed.saturating_add(i);
+            let m = self.mins[(t & self.mask) as usize];
+            if m == t {
+                return t;
+            }
+            best = best.min(m);
+        }
+        best
+    }
+
+    /// The earliest tick at which [`advance`](Self::advance) can find work:
+    /// `elapsed` itself when entries are due now, `None` when no entry will
+    /// ever expire. A lower bound: the tick may turn out to hold nothing.
+    pub(crate) fn next_expiration(&self) -> Option<u64> {
+        if self.due_head != NIL {
+            Some(self.elapsed)
+        } else if self.next == NEVER {
+            None
+        } else {
+            Some(self.next)
+        }
+    }
+
+    /// Takes the first entry off the due list; it stays in the slab,
+    /// detached and expired, until its owner removes it.
+    pub(crate) fn pop_due(&mut self) -> Option<(u32, &mut T)> {
+        let key = self.due_head;
+        if key == NIL {
+            return None;
+        }
+        self.unlink_from(key, None);
+        self.pending -= 1;
+        Some((key, &mut self.entries[key as usize].value))
+    }
+
+    /// The first entry of the due list, if any, without taking it.
+    pub(crate) fn peek_due(&self) -> Option<u32> {
+        (self.due_head != NIL).then_some(self.due_head)
+    }
+
+    /// Detaches every pending entry (scheduled, due or parked) and hands
+    /// each to `f`; they stay in the slab. Used at shutdown.
+    pub(crate) fn drain_pending(&mut self, mut f: impl FnMut(u32, &mut T)) {
+        let keys: Vec<u32> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.prev != DETACHED || e.tick == NEVER)
+            .map(|(k, _)| k as u32)
+            .collect();
+        for key in keys {
+            if self.entries[key as usize].prev != DETACHED {
+                self.unlink(key);
+            }
+            // Expired from now on, even a parked entry.
+            self.entries[key as usize].tick = self.elapsed;
+            self.pending -= 1;
+            f(key, &mut self.entries[key as usize].value);
+        }
+        self.mins.fill(NEVER);
+        self.next = NEVER;
+    }
+
+    /// Iterates over every entry in the slab, expired ones included.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &T)> + '_ {
+        self.entries.iter().map(|(k, e)| (k as u32, &e.value))
+    }
+
+    /// Removes every entry.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.heads.fill(NIL);
+        self.mins.fill(NEVER);
+        self.next = NEVER;
+        self.due_head = NIL;
+        self.due_tail = NIL;
+        self.pending = 0;
+    }
+
+    // ===== lists =====
+
+    /// Links a detached entry where `tick` says.
+    fn place(&mut self, key: u32, tick: u64) {
+        self.entries[key as usize].tick = tick;
+        if tick == NEVER {
+            let e = &mut self.entries[key as usize];
+            e.prev = DETACHED;
+            e.next = NIL;
+        } else if tick <= self.elapsed {
+            self.push_due(key);
+        } else {
+            let b = (tick & self.mask) as usize;
+            let head = self.heads[b];
+            {
+                let e = &mut self.entries[key as usize];
+                e.prev = NIL;
+                e.next = head;
+            }
+            if head != NIL {
+                self.entries[head as usize].prev = key;
+            }
+            self.heads[b] = key;
+            if tick < self.mins[b] {
+                self.mins[b] = tick;
+            }
+            if tick < self.next {
+                self.next = tick;
+            }
+        }
+    }
+
+    fn push_due(&mut self, key: u32) {
+        let tail = self.due_tail;
+        {
+            let e = &mut self.entries[key as usize];
+            e.prev = NIL;
+            e.next = NIL;
+        }
+        if tail == NIL {
+            self.due_head = key;
+        } else {
+            self.entries[tail as usize].next = key;
+            self.entries[key as usize].prev = tail;
+        }
+        self.due_tail = key;
+    }
+
+    /// Unlinks a linked entry from its bucket or from the due list.
+    fn unlink(&mut self, key: u32) {
+        let tick = self.entries[key as usize].tick;
+        let bucket = (tick > self.elapsed).then_some((tick & self.mask) as usize);
+        self.unlink_from(key, bucket);
+        if let Some(b) = bucket {
+            if self.heads[b] == NIL {
+                self.mins[b] = NEVER;
+            }
+        }
+    }
+
+    /// Unlinks `key` from bucket `b`, or from the due list when `None`.
+    fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
+        let (prev, next) = {
+            let e = &mut self.entries[key as usize];
+            let links = (e.prev, e.next);
+            e.prev = DETACHED;
+            e.next = NIL;
+            links
+        };
+        if prev == NIL {
+            match bucket {
+                Some(b) => self.heads[b] = next,
+                None => self.due_head = next,
+            }
+        } else {
+            self.entries[prev as usize].next = next;
+        }
+        if next == NIL {
+            if bucket.is_none() {
+                self.due_tail = prev;
+            }
+        } else {
+            self.entries[next as usize].prev = prev;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(w: &mut HashedWheel<u32>) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some((_, v)) = w.pop_due() {
+            out.push(*v);
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn entries_fire_at_their_tick_not_before() {
+        let mut w = HashedWheel::new(8, 0);
+        w.insert(3, 3).unwrap();
+        w.insert(5, 5).unwrap();
+        w.advance(2);
+        assert!(drain(&mut w).is_empty());
+        w.advance(3);
+        assert_eq!(drain(&mut w), [3]);
+        w.advance(4);
+        assert!(drain(&mut w).is_empty());
+        w.advance(5);
+        assert_eq!(drain(&mut w), [5]);
+        assert_eq!(w.pending(), 0);
+    }
+
+    #[test]
+    fn entries_turns_away_wait_for_their_round() {
+        let mut w = HashedWheel::new(4, 0);
+        // Same bucket (1), three different turns.
+        for t in [1, 5, 9] {
+            w.insert(t, t as u32).unwrap();
+        }
+        let mut fired = Vec::new();
+        for now in 1..=9 {
+            w.advance(now);
+            for v in drain(&mut w) {
+                fired.push((now, v));
+            }
+        }
+        assert_eq!(fired, [(1, 1), (5, 5), (9, 9)]);
+    }
+
+    #[test]
+    fn catching_up_more_than_a_turn_fires_everything_due_once() {
+        let mut w = HashedWheel::new(8, 0);
+        for t in 1..=40u64 {
+            w.insert(t, t as u32).unwrap();
+        }
+        w.advance(30);
+        assert_eq!(drain(&mut w), (1..=30).collect::<Vec<_>>());
+        assert_eq!(w.pending(), 10);
+        assert_eq!(w.next_expiration(), Some(31));
+        w.advance(1000);
+        assert_eq!(drain(&mut w), (31..=40).collect::<Vec<_>>());
+        assert_eq!(w.next_expiration(), None);
+    }
+
+    #[test]
+    fn remove_and_reschedule_are_exact() {
+        let mut w = HashedWheel::new(16, 0);
+        let a = w.insert(10, 1).unwrap();
+        let b = w.insert(10, 2).unwrap();
+        let c = w.insert(26, 3).unwrap();
+        assert_eq!(w.remove(b), 2);
+        w.reschedule(c, 4);
+        w.advance(4);
+        assert_eq!(drain(&mut w), [3]);
+        assert_eq!(w.place_of(c), Place::Expired);
+        w.reschedule(c, 12);
+        assert_eq!(w.place_of(c), Place::Scheduled);
+        assert_eq!(w.pending(), 2);
+        w.advance(11);
+        assert_eq!(drain(&mut w), [1]);
+        w.advance(12);
+        assert_eq!(drain(&mut w), [3]);
+        assert_eq!(w.remove(a), 1);
+        assert_eq!(w.remove(c), 3);
+        assert_eq!(w.len(), 0);
+    }
+
+    #[test]
+    fn past_ticks_go_to_the_due_list_and_never_parks() {
+        let mut w = HashedWheel::new(4, 100);
+        let k = w.insert(50, 1).unwrap();
+        assert_eq!(w.place_of(k), Place::Expired);
+        assert_eq!(w.next_expiration(), Some(100));
+        let p = w.insert(NEVER, 2).unwrap();
+        assert_eq!(w.place_of(p), Place::Parked);
+        assert_eq!(drain(&mut w), [1]);
+        w.advance(u64::MAX - 1);
+        assert!(drain(&mut w).is_empty());
+        assert_eq!(w.pending(), 1);
+        assert_eq!(w.remove(p), 2);
+        assert_eq!(w.pending(), 0);
+    }
+
+    #[test]
+    fn next_expiration_finds_the_earliest_tick() {
+        let mut w = HashedWheel::new(8, 0);
+        assert_eq!(w.next_expiration(), None);
+        w.insert(20, 0).unwrap(); // bucket 4, turn 2
+        w.insert(13, 0).unwrap(); // bucket 5, turn 1
+        w.advance(1);
+        assert_eq!(w.next_expiration(), Some(13));
+        let k = w.insert(3, 0).unwrap();
+        assert_eq!(w.next_expiration(), Some(3));
+        w.remove(k);
+        w.advance(3);
+        assert_eq!(w.next_expiration(), Some(13));
+    }
+
+    #[test]
+    fn drain_pending_detaches_everything() {
+        let mut w = HashedWheel::new(8, 0);
+        w.insert(3, 1).unwrap();
+        w.insert(NEVER, 2).unwrap();
+        w.insert(0, 3).unwrap();
+        let mut seen = Vec::new();
+        w.drain_pending(|_, v| seen.push(*v));
+        seen.sort_unstable();
+        assert_eq!(seen, [1, 2, 3]);
+        assert_eq!(w.pending(), 0);
+        assert_eq!(w.len(), 3);
+        assert!(w.pop_due().is_none());
+    }
+}
