@@ -336,7 +336,9 @@ impl Shard {
     }
 
     /// Moves the entry `key` to `tick`. Returns `false`, having removed the
-    /// entry, when that tick has already been processed.
+    /// entry and woken the waker it held, when that tick has already been
+    /// processed: the timer is due now, and the task waiting on it must be
+    /// told, as it would be by the driver.
     pub(crate) fn reschedule(&self, key: u32, tick: u64) -> bool {
         let mut s = lock(&self.state);
         if s.shutdown || tick <= s.wheel.elapsed() {
@@ -346,7 +348,7 @@ impl Shard {
                 s.cancelled += 1;
             }
             drop(s);
-            drop(old);
+            old.wake();
             return false;
         }
         s.wheel.reschedule(key, tick);
