@@ -19,7 +19,10 @@ use tokio::time::Instant;
 
 use crate::driver::ShardRef;
 use crate::error::Error;
-use crate::sync::{Arc, AtomicU64};
+use crate::sync::AtomicU64;
+// std's `Arc`, even under loom: the driver wakes a delay through
+// `impl Wake`, which takes a std `Arc`.
+use std::sync::Arc;
 
 const PENDING: u64 = 0;
 const EXPIRED: u64 = 1;

@@ -15,6 +15,8 @@
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
 
+#[cfg(test)]
+mod loom_models;
 pub(crate) mod task;
 
 use std::cell::Cell;

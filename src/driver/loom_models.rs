@@ -1,0 +1,412 @@
+//! Loom models of the races that lose timers in other crates.
+//!
+//! Run exhaustively with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --lib loom`;
+//! without `--cfg loom` each model runs once on std threads, as a plain test.
+//!
+//! The code under test is the production code: the shard operations
+//! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), the
+//! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`) and
+//! the `Delay` state word with its `TimeoutHandle`, all on `crate::sync`'s
+//! loom types. Only the driver task's `async` shell (tokio's timer and
+//! `Notify`, which cannot run under loom) is replaced, by [`driver_run`]: one
+//! run of the driver loop made of the same calls.
+//!
+//! Each model checks, over every interleaving: the timer completes exactly
+//! one way (fired, cancelled or shut down, never two, never none); the task
+//! is woken whenever the timer completed without the task seeing it (no lost
+//! wake-up); nothing fires early; the driver plans to wake by the earliest
+//! registered tick or has a pending notification; and once the futures are
+//! dropped the shards hold no entry (and loom finds no leaked `Arc`).
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{wake_all, Core, Shard, ShardRef, Shards};
+use crate::delay::Delay;
+use crate::sleep::Sleep;
+use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::wheel::NEVER;
+
+#[cfg(loom)]
+use loom::thread;
+#[cfg(not(loom))]
+use std::thread;
+
+/// Runs `f` under loom's exhaustive scheduler, or once without loom.
+fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+    #[cfg(loom)]
+    loom::model(f);
+    #[cfg(not(loom))]
+    f();
+}
+
+const MS: i64 = 1_000_000;
+
+/// A wheel of `n` shards with a 1 ms tick and 8 slots, at tick 0.
+fn wheel(n: usize) -> Arc<Shards> {
+    let core = Arc::new(Core::new(Instant::now(), Duration::from_millis(1), 8, None));
+    // As if a `Wheel` handle were alive: dropping a timer then does not
+    // notify the driver, which would hide a missing notification.
+    core.handles.fetch_add(1, Ordering::Relaxed);
+    let shards = (0..n)
+        .map(|_| Arc::new(Shard::new(core.clone(), 0)))
+        .collect();
+    Arc::new(Shards { core, shards })
+}
+
+/// One run of the driver loop at tick `now`; returns the tick it plans to
+/// sleep until.
+fn driver_run(shards: &Shards, now: u64) -> u64 {
+    let core = &shards.core;
+    core.begin_run();
+    let mut next = NEVER;
+    let mut wakers = Vec::new();
+    for shard in shards.shards.iter() {
+        loop {
+            let found = shard.expire(now, &mut wakers, 1);
+            wake_all(&core.stats, &mut wakers);
+            if !found.more {
+                next = next.min(found.next);
+                break;
+            }
+        }
+    }
+    core.end_run(next)
+}
+
+/// Whether the driver has a notification waiting for it.
+fn notified(core: &Core) -> bool {
+    let n = pin!(core.signal.notified());
+    n.poll(&mut Context::from_waker(Waker::noop())).is_ready()
+}
+
+/// A waker that records that it was woken.
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn flag() -> (std::sync::Arc<Flag>, Waker) {
+    let f = std::sync::Arc::new(Flag(AtomicBool::new(false)));
+    (f.clone(), Waker::from(f))
+}
+
+fn woken(f: &Flag) -> bool {
+    f.0.swap(false, Ordering::SeqCst)
+}
+
+fn poll<F: Future + Unpin>(f: &mut F, w: &Waker) -> Poll<F::Output> {
+    std::pin::Pin::new(f).poll(&mut Context::from_waker(w))
+}
+
+fn assert_empty(shards: &Shards) {
+    let c = shards.counts();
+    assert_eq!((c.pending, c.entries), (0, 0), "entries left behind");
+}
+
+// ===== Delay: handle cancel, drop, shutdown against the driver =====
+
+#[test]
+fn cancel_through_handle_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let (f, w) = flag();
+        assert!(poll(&mut delay, &w).is_pending());
+        let handle = delay.handle();
+        let canceller = thread::spawn(move || handle.cancel());
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 10));
+        let cancelled = canceller.join().unwrap();
+        driver.join().unwrap();
+        assert!(woken(&f), "the delay's task was not woken");
+        match poll(&mut delay, &w) {
+            Poll::Ready(Ok(())) => assert!(!cancelled, "cancel() said true, the delay fired"),
+            Poll::Ready(Err(e)) => assert!(cancelled && e.is_cancelled(), "{e}"),
+            Poll::Pending => panic!("the delay neither fired nor was cancelled"),
+        }
+        drop(delay);
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn drop_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let (_f, w) = flag();
+        assert!(poll(&mut delay, &w).is_pending());
+        let handle = delay.handle();
+        let dropper = thread::spawn(move || drop(delay));
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 10));
+        dropper.join().unwrap();
+        driver.join().unwrap();
+        assert!(
+            handle.is_cancelled() != handle.is_expired(),
+            "a dropped delay must end cancelled or expired, and only one"
+        );
+        assert!(!handle.cancel());
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn cancel_through_handle_vs_drop() {
+    model(|| {
+        let shards = wheel(1);
+        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let (_f, w) = flag();
+        assert!(poll(&mut delay, &w).is_pending());
+        let handle = delay.handle();
+        let h = handle.clone();
+        let canceller = thread::spawn(move || h.cancel());
+        let dropper = thread::spawn(move || drop(delay));
+        canceller.join().unwrap();
+        dropper.join().unwrap();
+        assert!(handle.is_cancelled() && !handle.is_expired());
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn cancel_through_handle_vs_first_poll() {
+    model(|| {
+        let shards = wheel(1);
+        let delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let handle = delay.handle();
+        let (f, w) = flag();
+        let poller = thread::spawn(move || {
+            let mut delay = delay;
+            let r = poll(&mut delay, &w);
+            (delay, w, r.is_ready())
+        });
+        let cancelled = handle.cancel();
+        let (mut delay, w, ready) = poller.join().unwrap();
+        assert!(cancelled, "nothing else can complete the delay");
+        if !ready {
+            assert!(woken(&f), "cancelled after registering, but not woken");
+        }
+        let s = shards.counts();
+        assert_eq!(s.entries, 0, "a cancelled delay kept its entry");
+        match poll(&mut delay, &w) {
+            Poll::Ready(Err(e)) => assert!(e.is_cancelled()),
+            r => panic!("{r:?}"),
+        }
+        drop(delay);
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn shutdown_vs_register() {
+    model(|| {
+        let shards = wheel(1);
+        let delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let (f, w) = flag();
+        let poller = thread::spawn(move || {
+            let mut delay = delay;
+            let r = poll(&mut delay, &w);
+            (delay, w, r.is_ready())
+        });
+        let s = shards.clone();
+        let stopper = thread::spawn(move || s.shutdown());
+        let (mut delay, w, ready) = poller.join().unwrap();
+        let n = stopper.join().unwrap();
+        assert!(n <= 1);
+        if !ready {
+            assert_eq!(n, 1, "registered, pending, yet shutdown found nothing");
+            assert!(woken(&f), "shutdown did not wake a pending delay");
+        }
+        match poll(&mut delay, &w) {
+            Poll::Ready(Err(e)) => assert!(e.is_shutdown(), "{e}"),
+            r => panic!("a delay on a shut-down wheel resolved to {r:?}"),
+        }
+        drop(delay);
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn shutdown_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let (f, w) = flag();
+        assert!(poll(&mut delay, &w).is_pending());
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 10));
+        let s = shards.clone();
+        let stopper = thread::spawn(move || s.shutdown());
+        driver.join().unwrap();
+        stopper.join().unwrap();
+        assert!(woken(&f), "the delay's task was not woken");
+        match poll(&mut delay, &w) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => assert!(e.is_shutdown(), "{e}"),
+            Poll::Pending => panic!("a delay due on a shut-down wheel is still pending"),
+        }
+        drop(delay);
+        assert_empty(&shards);
+    });
+}
+
+// ===== Sleep: reset and first registration against the driver =====
+
+#[test]
+fn reset_earlier_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let mut sleep = Sleep::new(ShardRef::new(&shards.shards[0]), 8 * MS, true);
+        let (f, w) = flag();
+        assert!(poll(&mut sleep, &w).is_pending());
+        let resetter = thread::spawn(move || {
+            let mut sleep = sleep;
+            sleep.reset_ns(3 * MS);
+            let r = poll(&mut sleep, &w);
+            (sleep, w, r.is_ready())
+        });
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 5));
+        let (mut sleep, w, ready) = resetter.join().unwrap();
+        driver.join().unwrap();
+        if !ready {
+            // The reset moved the entry to tick 3 before the run, which
+            // fired it; after the run the reset finds tick 3 processed and
+            // the sleep completes on that same poll.
+            assert!(woken(&f), "a sleep reset to tick 3 is pending and unwoken");
+            assert!(poll(&mut sleep, &w).is_ready());
+        }
+        drop(sleep);
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn reset_later_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let mut sleep = Sleep::new(ShardRef::new(&shards.shards[0]), 3 * MS, true);
+        let (f, w) = flag();
+        assert!(poll(&mut sleep, &w).is_pending());
+        let resetter = thread::spawn(move || {
+            let mut sleep = sleep;
+            sleep.reset_ns(20 * MS);
+            let r = poll(&mut sleep, &w);
+            (sleep, w, r.is_ready())
+        });
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 5));
+        let (mut sleep, w, ready) = resetter.join().unwrap();
+        driver.join().unwrap();
+        assert!(!ready, "a sleep reset to tick 20 completed at tick 5");
+        // Its old entry may have fired: the next poll re-arms it.
+        woken(&f);
+        assert!(poll(&mut sleep, &w).is_pending(), "early after re-arm");
+        assert_eq!(
+            shards.counts().pending,
+            1,
+            "the re-armed entry is not pending"
+        );
+        driver_run(&shards, 19);
+        assert!(poll(&mut sleep, &w).is_pending(), "early at tick 19");
+        driver_run(&shards, 20);
+        assert!(woken(&f), "not woken at tick 20");
+        assert!(poll(&mut sleep, &w).is_ready());
+        drop(sleep);
+        assert_empty(&shards);
+    });
+}
+
+/// A first poll registering at `tick` while the driver runs at tick 5.
+fn register_vs_advance(tick: u64) {
+    model(move || {
+        let shards = wheel(1);
+        let sleep = Sleep::new(ShardRef::new(&shards.shards[0]), tick as i64 * MS, true);
+        let (f, w) = flag();
+        let poller = thread::spawn(move || {
+            let mut sleep = sleep;
+            let r = poll(&mut sleep, &w);
+            (sleep, w, r.is_ready())
+        });
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 5));
+        let (mut sleep, w, ready) = poller.join().unwrap();
+        let planned = driver.join().unwrap();
+        if tick <= 5 {
+            assert!(
+                ready || woken(&f),
+                "due at {tick}, the driver ran at 5: lost"
+            );
+            assert!(poll(&mut sleep, &w).is_ready());
+        } else {
+            assert!(!ready, "due at {tick}, ready at 5");
+            assert!(
+                planned <= tick || notified(&shards.core),
+                "registered at {tick}, the driver sleeps until {planned} unnotified"
+            );
+            assert!(poll(&mut sleep, &w).is_pending());
+        }
+        drop(sleep);
+        assert_empty(&shards);
+    });
+}
+
+#[test]
+fn first_poll_due_now_vs_advance() {
+    register_vs_advance(3);
+}
+
+#[test]
+fn first_poll_due_later_vs_advance() {
+    register_vs_advance(7);
+}
+
+#[test]
+fn two_shards_in_one_driver_run() {
+    model(|| {
+        let shards = wheel(2);
+        let mut polls = Vec::new();
+        for (i, tick) in [(0usize, 3i64), (1, 7)] {
+            let sleep = Sleep::new(ShardRef::new(&shards.shards[i]), tick * MS, true);
+            let (f, w) = flag();
+            polls.push((
+                thread::spawn(move || {
+                    let mut sleep = sleep;
+                    let r = poll(&mut sleep, &w);
+                    (sleep, w, r.is_ready())
+                }),
+                f,
+                tick,
+            ));
+        }
+        let planned = driver_run(&shards, 5);
+        let joined: Vec<_> = polls
+            .into_iter()
+            .map(|(t, f, tick)| (t.join().unwrap(), f, tick))
+            .collect();
+        let notified = notified(&shards.core);
+        for ((mut sleep, w, ready), f, tick) in joined {
+            if tick <= 5 {
+                assert!(ready || woken(&f), "lost on shard 0");
+                assert!(poll(&mut sleep, &w).is_ready());
+            } else {
+                assert!(!ready);
+                assert!(
+                    planned <= 7 || notified,
+                    "shard 1 registered 7, the driver sleeps until {planned} unnotified"
+                );
+            }
+        }
+        assert_empty(&shards);
+    });
+}
