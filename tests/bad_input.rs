@@ -1,0 +1,428 @@
+//! Bad input and edge cases, one test each: every one ends in a clear error
+//! or a documented panic with a message, never a hang, an overflow or a
+//! misfire. The same table is in `docs/bad-input.md`.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hashwheel::Wheel;
+use tokio::time::Instant;
+use tokio_test::{assert_pending, assert_ready, task};
+
+const YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+fn build_err(b: hashwheel::Builder) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _g = rt.enter();
+    b.build().unwrap_err().to_string()
+}
+
+fn builds(b: hashwheel::Builder) -> Wheel {
+    b.build().expect("a valid configuration")
+}
+
+// ===== Builder::tick =====
+
+#[test]
+fn tick_zero_is_an_error() {
+    let e = build_err(Wheel::builder().tick(Duration::ZERO));
+    assert_eq!(e, "tick must be at least 1 millisecond");
+}
+
+#[test]
+fn tick_below_one_millisecond_is_an_error() {
+    let e = build_err(Wheel::builder().tick(Duration::from_nanos(999_999)));
+    assert_eq!(e, "tick must be at least 1 millisecond");
+}
+
+#[tokio::test(start_paused = true)]
+async fn tick_of_one_millisecond_works() {
+    let wheel = builds(Wheel::builder().tick(Duration::from_millis(1)));
+    let start = Instant::now();
+    wheel.sleep(Duration::from_nanos(1)).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tick_not_a_whole_millisecond_is_late_never_early() {
+    // 1.5 ms ticks: a 1 ms sleep rounds up to the 1.5 ms tick, which tokio's
+    // 1 ms timer can only reach at 2 ms.
+    let wheel = builds(Wheel::builder().tick(Duration::from_micros(1500)));
+    let start = Instant::now();
+    wheel.sleep(Duration::from_millis(1)).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tick_at_its_maximum_works_and_never_overflows() {
+    // 2^64 - 1 ns, about 584 years: every deadline rounds up to the first
+    // tick, which is beyond any clock.
+    let wheel = builds(Wheel::builder().tick(Duration::from_nanos(u64::MAX)));
+    let mut s = task::spawn(wheel.sleep(Duration::from_millis(1)));
+    assert_pending!(s.poll());
+    tokio::time::advance(100 * YEAR).await;
+    assert_pending!(s.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+    drop(s);
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[test]
+fn tick_beyond_its_maximum_is_an_error() {
+    let e =
+        build_err(Wheel::builder().tick(Duration::from_nanos(u64::MAX) + Duration::from_nanos(1)));
+    assert_eq!(e, "tick must be at most 2^64 nanoseconds");
+    let e = build_err(Wheel::builder().tick(Duration::MAX));
+    assert_eq!(e, "tick must be at most 2^64 nanoseconds");
+}
+
+#[test]
+fn tick_times_slots_overflowing_is_an_error() {
+    let e = build_err(
+        Wheel::builder()
+            .tick(Duration::from_nanos(u64::MAX))
+            .slots(1 << 30),
+    );
+    assert_eq!(e, "tick × slots overflows a Duration");
+}
+
+// ===== Builder::slots =====
+
+#[test]
+fn slots_zero_is_an_error() {
+    assert_eq!(
+        build_err(Wheel::builder().slots(0)),
+        "slots must be at least 1"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn slots_one_works_over_many_turns() {
+    let wheel = builds(Wheel::builder().slots(1));
+    assert_eq!(wheel.slots(), 1);
+    let start = Instant::now();
+    let (a, b) = tokio::join!(
+        wheel.sleep(Duration::from_millis(7)),
+        wheel.sleep(Duration::from_millis(3))
+    );
+    let _ = (a, b);
+    assert_eq!(start.elapsed(), Duration::from_millis(7));
+}
+
+#[tokio::test(start_paused = true)]
+async fn slots_are_rounded_up_to_a_power_of_two() {
+    assert_eq!(builds(Wheel::builder().slots(3)).slots(), 4);
+    assert_eq!(builds(Wheel::builder().slots(1000)).slots(), 1024);
+    assert_eq!(builds(Wheel::builder().slots(1 << 20)).slots(), 1 << 20);
+}
+
+#[test]
+fn slots_beyond_their_maximum_are_an_error() {
+    let e = build_err(Wheel::builder().slots((1 << 30) + 1));
+    assert_eq!(e, "slots must be at most 2^30 (1073741824)");
+    let e = build_err(Wheel::builder().slots(usize::MAX));
+    assert_eq!(e, "slots must be at most 2^30 (1073741824)");
+}
+
+// ===== Builder::max_pending =====
+
+#[test]
+fn max_pending_zero_is_an_error() {
+    let e = build_err(Wheel::builder().max_pending(0));
+    assert_eq!(e, "max_pending must be at least 1");
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_pending_one_allows_exactly_one_timer() {
+    let wheel = builds(Wheel::builder().max_pending(1));
+    let s = wheel.try_sleep(Duration::from_secs(1)).unwrap();
+    assert!(wheel
+        .try_sleep(Duration::from_secs(1))
+        .unwrap_err()
+        .is_at_capacity());
+    drop(s);
+    wheel.try_sleep(Duration::from_millis(1)).unwrap().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_pending_at_its_maximum_is_unbounded() {
+    let wheel = builds(Wheel::builder().max_pending(usize::MAX));
+    let timers: Vec<_> = (0..1000)
+        .map(|_| wheel.try_delay(Duration::from_secs(1)).unwrap())
+        .collect();
+    drop(timers);
+    wheel.try_sleep(Duration::from_millis(1)).unwrap().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn try_constructors_at_capacity_return_an_error() {
+    let wheel = builds(Wheel::builder().max_pending(2));
+    let a = wheel.sleep(Duration::from_secs(1));
+    let b = wheel.delay(Duration::from_secs(1));
+    let at = Instant::now() + Duration::from_secs(1);
+    let errs = [
+        wheel.try_sleep(Duration::from_secs(1)).err(),
+        wheel.try_sleep_until(at).err(),
+        wheel.try_delay(Duration::from_secs(1)).err(),
+        wheel.try_delay_at(at).err(),
+        wheel.try_timeout(Duration::from_secs(1), async {}).err(),
+        wheel.try_timeout_at(at, async {}).err(),
+    ];
+    for e in errs {
+        let e = e.expect("at capacity");
+        assert!(e.is_at_capacity() && !e.is_shutdown() && !e.is_cancelled());
+        assert_eq!(
+            e.to_string(),
+            "the timer wheel is at capacity (max_pending timers are pending)"
+        );
+    }
+    // Transient: it clears as timers go away.
+    drop((a, b));
+    assert!(wheel.try_sleep(Duration::from_secs(1)).is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "hashwheel::Wheel::sleep: the timer wheel is at capacity")]
+async fn plain_constructor_at_capacity_panics() {
+    let wheel = builds(Wheel::builder().max_pending(1));
+    let _a = wheel.sleep(Duration::from_secs(1));
+    let _b = wheel.sleep(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "hashwheel::Wheel::delay: the timer wheel is at capacity")]
+async fn plain_delay_at_capacity_panics() {
+    let wheel = builds(Wheel::builder().max_pending(1));
+    let _a = wheel.delay(Duration::from_secs(1));
+    let _b = wheel.delay(Duration::from_secs(1));
+}
+
+// ===== Builder::shards =====
+
+#[test]
+fn shards_zero_is_an_error() {
+    assert_eq!(
+        build_err(Wheel::builder().shards(0)),
+        "shards must be between 1 and 1024"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn shards_one_and_the_maximum_work() {
+    for n in [1, 1024] {
+        let wheel = builds(Wheel::builder().shards(n));
+        assert_eq!(wheel.metrics().num_shards(), n);
+        wheel.sleep(Duration::from_millis(2)).await;
+        assert_eq!(wheel.metrics().fired_count(), 1);
+    }
+}
+
+#[test]
+fn shards_beyond_the_maximum_are_an_error() {
+    assert_eq!(
+        build_err(Wheel::builder().shards(1025)),
+        "shards must be between 1 and 1024"
+    );
+}
+
+// ===== durations and deadlines =====
+
+#[tokio::test(start_paused = true)]
+async fn duration_zero_completes_on_first_poll_without_the_wheel() {
+    let wheel = Wheel::new();
+    assert_ready!(task::spawn(wheel.sleep(Duration::ZERO)).poll());
+    assert_ready!(task::spawn(wheel.delay(Duration::ZERO)).poll()).unwrap();
+    let t = task::spawn(wheel.timeout(Duration::ZERO, std::future::pending::<()>())).poll();
+    assert!(assert_ready!(t).is_err());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn duration_max_never_fires_and_never_overflows() {
+    let wheel = Wheel::new();
+    let mut s = task::spawn(wheel.sleep(Duration::MAX));
+    let mut d = task::spawn(wheel.delay(Duration::MAX));
+    let mut t = task::spawn(wheel.timeout(Duration::MAX, std::future::pending::<()>()));
+    assert_pending!(s.poll());
+    assert_pending!(d.poll());
+    assert_pending!(t.poll());
+    assert_eq!(wheel.metrics().num_pending(), 3);
+    tokio::time::advance(290 * YEAR).await;
+    assert_pending!(s.poll());
+    assert_pending!(d.poll());
+    assert_pending!(t.poll());
+    assert!(s.deadline() > Instant::now());
+    drop((s, d, t));
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_in_the_past_completes_on_first_poll() {
+    let wheel = Wheel::new();
+    let past = Instant::now() - Duration::from_secs(1);
+    assert_ready!(task::spawn(wheel.sleep_until(past)).poll());
+    assert_ready!(task::spawn(wheel.delay_at(past)).poll()).unwrap();
+    let t = task::spawn(wheel.timeout_at(past, std::future::pending::<()>())).poll();
+    assert!(assert_ready!(t).is_err());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_two_centuries_ahead_fires_then_and_not_before() {
+    let wheel = Wheel::new();
+    let at = Instant::now() + 200 * YEAR;
+    let mut s = task::spawn(wheel.sleep_until(at));
+    assert_pending!(s.poll());
+    tokio::time::advance(200 * YEAR - Duration::from_millis(1)).await;
+    assert_pending!(s.poll());
+    tokio::time::advance(Duration::from_millis(1)).await;
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+    assert!(s.is_woken());
+    assert_ready!(s.poll());
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_three_centuries_ahead_saturates_to_never() {
+    let wheel = Wheel::new();
+    let mut s = task::spawn(wheel.sleep_until(Instant::now() + 300 * YEAR));
+    assert_pending!(s.poll());
+    tokio::time::advance(301 * YEAR).await;
+    assert_pending!(s.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_to_the_past_and_to_never() {
+    let wheel = Wheel::new();
+    let mut s = task::spawn(wheel.sleep(Duration::from_secs(1)));
+    assert_pending!(s.poll());
+    s.reset(Instant::now() - Duration::from_secs(1));
+    assert!(s.is_woken());
+    assert_ready!(s.poll());
+    s.reset(Instant::now() + 300 * YEAR);
+    assert_pending!(s.poll());
+    tokio::time::advance(10 * YEAR).await;
+    assert_pending!(s.poll());
+    drop(s);
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+// ===== stale handles =====
+
+#[tokio::test(start_paused = true)]
+async fn stale_handle_after_its_slot_was_reused_does_nothing() {
+    let wheel = Wheel::builder().shards(1).build().unwrap();
+    // Cancelled by drop, then its slab slot goes to another delay.
+    let mut first = task::spawn(wheel.delay(Duration::from_millis(10)));
+    assert_pending!(first.poll());
+    let stale = first.handle();
+    drop(first);
+    let mut second = task::spawn(wheel.delay(Duration::from_millis(20)));
+    assert_pending!(second.poll());
+    assert_eq!(wheel.metrics().num_entries(), 1);
+    assert!(!stale.cancel());
+    assert!(stale.is_cancelled() && !stale.is_expired());
+    // Fired, then reused.
+    tokio::time::advance(Duration::from_millis(20)).await;
+    assert_ready!(second.poll()).unwrap();
+    let fired = second.handle();
+    drop(second);
+    let mut third = task::spawn(wheel.delay(Duration::from_millis(20)));
+    assert_pending!(third.poll());
+    assert!(!fired.cancel() && !stale.cancel());
+    assert!(fired.is_expired() && !fired.is_cancelled());
+    tokio::time::advance(Duration::from_millis(20)).await;
+    assert_ready!(third.poll()).unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_twice_returns_false_the_second_time() {
+    let wheel = Wheel::new();
+    let mut d = task::spawn(wheel.delay(Duration::from_millis(10)));
+    assert_pending!(d.poll());
+    let h = d.handle();
+    assert!(h.cancel());
+    assert!(!h.cancel());
+    assert!(!h.clone().cancel());
+    assert!(assert_ready!(d.poll()).unwrap_err().is_cancelled());
+}
+
+// ===== outside a runtime =====
+
+#[test]
+#[should_panic(expected = "hashwheel::Wheel::new: there is no reactor running")]
+fn wheel_new_outside_a_runtime_panics() {
+    let _ = Wheel::new();
+}
+
+#[test]
+fn build_outside_a_runtime_is_an_error() {
+    let e = Wheel::builder().build().unwrap_err();
+    assert!(e.is_no_runtime());
+    assert!(e
+        .to_string()
+        .contains("must be called from the context of a Tokio 1.x runtime"));
+}
+
+#[test]
+fn timers_of_a_wheel_whose_runtime_is_gone_complete_at_once() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let wheel = rt.block_on(async { Wheel::new() });
+    drop(rt);
+    // No runtime at all on this thread now.
+    assert!(wheel.is_shutdown());
+    futures::executor::block_on(wheel.sleep(Duration::from_secs(3600)));
+    let e = futures::executor::block_on(wheel.delay(Duration::from_secs(3600))).unwrap_err();
+    assert!(e.is_shutdown());
+    assert_eq!(e.to_string(), "the timer wheel has shut down");
+    let t = futures::executor::block_on(
+        wheel.timeout(Duration::from_secs(3600), std::future::pending::<()>()),
+    );
+    assert!(t.is_err());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[test]
+fn timers_polled_outside_a_runtime_are_driven_by_the_wheel_s_runtime() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    let wheel = rt.block_on(async { Wheel::new() });
+    // A plain executor on this thread; the driver runs on the runtime's worker.
+    let start = Instant::now();
+    futures::executor::block_on(wheel.sleep(Duration::from_millis(5)));
+    assert!(start.elapsed() >= Duration::from_millis(5), "early");
+    let d = wheel.delay(Duration::from_millis(5));
+    assert!(futures::executor::block_on(d).is_ok());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+/// Polls `f` once with a no-op waker.
+fn poll_once<F: Future>(f: F) -> Poll<F::Output> {
+    let f = pin!(f);
+    f.poll(&mut Context::from_waker(std::task::Waker::noop()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn unpolled_timers_touch_nothing() {
+    let wheel = Wheel::new();
+    for _ in 0..100 {
+        drop(wheel.sleep(Duration::from_secs(1)));
+        drop(wheel.delay(Duration::from_secs(1)));
+    }
+    assert_eq!(wheel.metrics().num_entries(), 0);
+    assert!(poll_once(wheel.timeout(Duration::from_secs(1), async { 1 })).is_ready());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
