@@ -49,6 +49,7 @@
 
 mod builder;
 mod delay;
+pub mod delay_queue;
 mod driver;
 pub mod error;
 mod metrics;
@@ -60,6 +61,7 @@ mod wheel;
 
 pub use builder::Builder;
 pub use delay::{Delay, TimeoutHandle};
+pub use delay_queue::DelayQueue;
 pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::metrics::Metrics;
 use crate::sleep::deadline_after;
 use crate::sync::{Arc, Ordering};
-use crate::{Builder, Delay, Sleep, Timeout};
+use crate::{Builder, Delay, DelayQueue, Sleep, Timeout};
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
@@ -255,7 +255,10 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(future.into_future(), self.try_sleep(duration)?))
+        Ok(Timeout::new(
+            future.into_future(),
+            self.try_sleep(duration)?,
+        ))
     }
 
     /// Requires `future` to complete by `deadline`.
@@ -278,7 +281,11 @@ impl Wheel {
     /// # }
     /// ```
     #[track_caller]
-    pub fn timeout_at<F: IntoFuture>(&self, deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    pub fn timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Timeout<F::IntoFuture> {
         Timeout::new(future.into_future(), self.sleep_until(deadline))
     }
 
@@ -360,6 +367,45 @@ impl Wheel {
         let shard = self.claim()?;
         let ns = shard.core().ns_of(deadline);
         Ok(Delay::new(shard, ns, false))
+    }
+
+    // ===== DelayQueue =====
+
+    /// An empty [`DelayQueue`] whose values expire on this wheel's ticks.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound:
+    /// the queue keeps one timer on the wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert(1u32, Duration::from_millis(5));
+    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
+    /// assert_eq!(expired.unwrap().into_inner(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
+        self.delay_queue_with_capacity(0)
+    }
+
+    /// An empty [`DelayQueue`] with room for `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// As [`delay_queue`](Wheel::delay_queue).
+    #[track_caller]
+    pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
+        let shard = self.claim_or_panic("delay_queue");
+        DelayQueue::new(Sleep::new(shard, 0, false), capacity)
     }
 
     // ===== the wheel itself =====

@@ -15,7 +15,10 @@ async fn ready_future_needs_no_timer() {
         assert_eq!(wheel.timeout(ms(10), ready(3)).await, Ok(3));
     }
     let m = wheel.metrics();
-    assert_eq!((m.num_entries(), m.cancelled_count(), m.fired_count()), (0, 0, 0));
+    assert_eq!(
+        (m.num_entries(), m.cancelled_count(), m.fired_count()),
+        (0, 0, 0)
+    );
 }
 
 #[tokio::test(start_paused = true)]
