@@ -3,8 +3,9 @@
 //!
 //! Every step is an operation (insert a sleep, delay or timeout; poll;
 //! cancel through a handle; drop; reset earlier or later; complete a
-//! timeout's inner future; advance the clock by a sub-tick amount, whole
-//! ticks, many turns of the wheel, or exactly to a deadline ± 1 ns). After
+//! timeout's inner future; insert, remove or reset a `DelayQueue` value;
+//! advance the clock by a sub-tick amount, whole ticks, many turns of the
+//! wheel, or exactly to a deadline ± 1 ns). After
 //! each one the driver is allowed to settle, every woken future is polled,
 //! and these invariants are checked:
 //!
@@ -20,7 +21,12 @@
 //! 5. `metrics().num_pending()` equals the model's count of armed timers;
 //!    `num_entries()` lies between that and that plus the completed delays
 //!    still alive.
-//! 6. At the end, after dropping everything (or shutting down, which
+//! 6. The `DelayQueue` yields each value once, not before its tick, and by
+//!    the time the clock reaches it (its task woken for it); `try_remove` and
+//!    `try_reset` of a live key act on that value, of a stale key (removed
+//!    or expired, its slot possibly reused) return `None`. The queue runs on
+//!    a second wheel, so that its own sleep does not blur the count in 5.
+//! 7. At the end, after dropping everything (or shutting down, which
 //!    completes every pending timer and returns their number), the slabs are
 //!    empty.
 //!
@@ -30,7 +36,8 @@
 use std::task::Poll;
 use std::time::Duration;
 
-use hashwheel::{Delay, Sleep, Timeout, TimeoutHandle, Wheel};
+use hashwheel::delay_queue::Key;
+use hashwheel::{Delay, DelayQueue, Sleep, Timeout, TimeoutHandle, Wheel};
 use proptest::prelude::*;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -85,6 +92,12 @@ enum Op {
     },
     /// Completes the inner future of timeout `i`.
     Complete(usize),
+    /// `queue.insert(d)`, or `queue.insert_at(now ± d)` when `at`.
+    QueueInsert { d: Dur, at: bool, past: bool },
+    /// `try_remove` of value `i` (stale keys included).
+    QueueRemove(usize),
+    /// `try_reset_at(now ± d)` of value `i` (stale keys included).
+    QueueReset { i: usize, d: Dur, past: bool },
     /// Advances the clock by `d`.
     Advance(Dur),
     /// Advances the clock to item `i`'s deadline, or the tick after it, ± 1 ns.
@@ -133,6 +146,11 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (i.clone(), dur(), prop::bool::weighted(0.3), any::<bool>())
             .prop_map(|(i, d, past, poll)| Op::Reset { i, d, past, poll }),
         1 => i.clone().prop_map(Op::Complete),
+        3 => (dur(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(d, at, past)| Op::QueueInsert { d, at, past }),
+        1 => i.clone().prop_map(Op::QueueRemove),
+        2 => (i.clone(), dur(), prop::bool::weighted(0.3))
+            .prop_map(|(i, d, past)| Op::QueueReset { i, d, past }),
         6 => advance_dur().prop_map(Op::Advance),
         3 => (i, any::<bool>(), -1i8..=1).prop_map(|(i, tick, delta)| Op::AdvanceTo { i, tick, delta }),
     ]
@@ -202,8 +220,21 @@ struct Ghost {
     expired: bool,
 }
 
+/// A value in the `DelayQueue`.
+struct QVal {
+    id: usize,
+    key: Key,
+    deadline: Ns,
+}
+
 struct Model {
     wheel: Wheel,
+    /// The wheel the queue's own sleep runs on.
+    qwheel: Wheel,
+    queue: Spawn<DelayQueue<usize>>,
+    qvals: Vec<QVal>,
+    /// Keys of values that have left the queue.
+    qgone: Vec<Key>,
     origin: Instant,
     tick: i128,
     slots: i128,
@@ -411,19 +442,61 @@ impl Model {
     fn converged(&self) -> bool {
         self.items.iter().all(|it| !self.must_be_done(it))
             && self.wheel.metrics().num_pending() == self.armed()
+            && self
+                .qvals
+                .iter()
+                .all(|v| !self.is_due(self.boundary(v.deadline)))
+    }
+
+    /// Takes every expired value out of the queue, checking each.
+    fn poll_queue(&mut self) {
+        loop {
+            match self.queue.poll_next() {
+                Poll::Pending => return,
+                Poll::Ready(None) => {
+                    if !self.qvals.is_empty() {
+                        self.fail(format!(
+                            "the queue says empty, holding {}",
+                            self.qvals.len()
+                        ));
+                    }
+                    return;
+                }
+                Poll::Ready(Some(e)) => {
+                    let Some(k) = self.qvals.iter().position(|v| v.key == e.key()) else {
+                        self.fail(format!("the queue yielded {e:?}, which it does not hold"));
+                    };
+                    let v = self.qvals.remove(k);
+                    let due = self.boundary(v.deadline);
+                    if *e.get_ref() != v.id || !self.is_due(due) {
+                        self.fail(format!(
+                            "the queue yielded value {} (deadline {:?}, due {due:?}) as {e:?}",
+                            v.id, v.deadline
+                        ));
+                    }
+                    if e.deadline() != self.instant(v.deadline.expect("due")) {
+                        self.fail(format!("value {} came out with a wrong deadline", v.id));
+                    }
+                    self.qgone.push(v.key);
+                }
+            }
+        }
     }
 
     /// Lets the driver run until the wheel agrees with the model, polling
     /// every woken future on the way, then checks the invariants.
     async fn settle(&mut self) {
         let mut quiet = 0;
-        let mut wakeups = self.wheel.metrics().driver_wakeups_count();
+        let mut wakeups = self.driver_wakeups();
         for _ in 0..MAX_SETTLE_ROUNDS {
             self.poll_woken();
+            if self.queue.is_woken() {
+                self.poll_queue();
+            }
             if self.converged() {
-                // Converged: wait until the driver has not run for a few
+                // Converged: wait until the drivers have not run for a few
                 // rounds, so that a late, wrong firing is caught now.
-                let w = self.wheel.metrics().driver_wakeups_count();
+                let w = self.driver_wakeups();
                 quiet = if w == wakeups { quiet + 1 } else { 0 };
                 wakeups = w;
                 if quiet >= 3 {
@@ -459,8 +532,19 @@ impl Model {
         self.check();
     }
 
+    fn driver_wakeups(&self) -> u64 {
+        self.wheel.metrics().driver_wakeups_count() + self.qwheel.metrics().driver_wakeups_count()
+    }
+
     /// The invariants that hold between steps.
     fn check(&mut self) {
+        // The queue has nothing ready that it was not woken for.
+        if self.queue.poll_next().is_ready() && !self.qvals.is_empty() {
+            self.fail("the queue had a value ready without being woken".into());
+        }
+        if self.qwheel.metrics().num_pending() > 1 {
+            self.fail("the queue holds more than its one sleep on its wheel".into());
+        }
         // Nothing that is not woken is ready: a ready future that was not
         // woken is a lost wake-up; one that is not due is early.
         for k in 0..self.items.len() {
@@ -679,6 +763,62 @@ impl Model {
                     }
                 }
             }
+            Op::QueueInsert { d, at, past } => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let (key, deadline) = if at {
+                    let (when, ns) = self.target(d, past);
+                    (self.queue.insert_at(id, when), ns)
+                } else {
+                    let ns = self.resolve(d);
+                    let dd = ns.map_or(Duration::MAX, |n| Duration::from_nanos(n as u64));
+                    (self.queue.insert(id, dd), ns.map(|n| self.now + n))
+                };
+                if self.qgone.contains(&key) {
+                    self.fail(format!("insert returned {key:?}, a key already used"));
+                }
+                self.qvals.push(QVal { id, key, deadline });
+            }
+            Op::QueueRemove(i) => {
+                let n = self.qvals.len() + self.qgone.len();
+                if n == 0 {
+                    return;
+                }
+                let i = i % n;
+                if i < self.qvals.len() {
+                    let v = self.qvals.remove(i);
+                    match self.queue.try_remove(&v.key) {
+                        Some(e) if *e.get_ref() == v.id && e.key() == v.key => {}
+                        r => self.fail(format!("try_remove of value {} gave {r:?}", v.id)),
+                    }
+                    self.qgone.push(v.key);
+                } else {
+                    let key = self.qgone[i - self.qvals.len()];
+                    if let Some(e) = self.queue.try_remove(&key) {
+                        self.fail(format!("a stale key {key:?} removed {e:?}"));
+                    }
+                }
+            }
+            Op::QueueReset { i, d, past } => {
+                let n = self.qvals.len() + self.qgone.len();
+                if n == 0 {
+                    return;
+                }
+                let i = i % n;
+                let (when, ns) = self.target(d, past);
+                if i < self.qvals.len() {
+                    let key = self.qvals[i].key;
+                    if self.queue.try_reset_at(&key, when).is_none() {
+                        self.fail(format!("try_reset_at of live key {key:?} failed"));
+                    }
+                    self.qvals[i].deadline = ns;
+                } else {
+                    let key = self.qgone[i - self.qvals.len()];
+                    if self.queue.try_reset_at(&key, when).is_some() {
+                        self.fail(format!("a stale key {key:?} reset something"));
+                    }
+                }
+            }
             Op::Advance(d) => {
                 let ns = self.resolve(d).expect("advances are finite");
                 self.advance(ns).await;
@@ -751,38 +891,64 @@ impl Model {
         }
         self.items.clear();
         self.ghosts.clear();
+        let left = self.qvals.len();
+        let queue = std::mem::replace(&mut self.queue, spawn(self.qwheel.delay_queue()));
+        if queue.into_inner().len() != left {
+            self.fail("the queue's length disagrees with the model".into());
+        }
         for _ in 0..4 {
             tokio::task::yield_now().await;
         }
         let m = self.wheel.metrics();
-        if m.num_pending() != 0 || m.num_entries() != 0 {
+        // Only the fresh, never polled queue is left on the second wheel.
+        let q = self.qwheel.metrics();
+        if m.num_pending() != 0 || m.num_entries() != 0 || q.num_entries() != 0 {
             self.fail(format!(
-                "after dropping everything: {} pending, {} entries",
+                "after dropping everything: {} pending, {} entries, {} on the queue's wheel",
                 m.num_pending(),
-                m.num_entries()
+                m.num_entries(),
+                q.num_entries()
             ));
         }
     }
 }
 
-async fn run(p: Program) {
-    let wheel = Wheel::builder()
-        .tick(Duration::from_millis(p.tick_ms))
-        .slots(p.slots)
-        .shards(p.shards)
-        .build()
-        .expect("valid configuration");
-    let mut m = Model {
+fn model(wheel: Wheel, qwheel: Wheel, tick: i128, slots: i128) -> Model {
+    let mut queue = spawn(qwheel.delay_queue());
+    // Polled once so that it has a task to wake.
+    assert!(queue.poll_next().is_ready());
+    Model {
         wheel,
+        qwheel,
+        queue,
+        qvals: Vec::new(),
+        qgone: Vec::new(),
         origin: Instant::now(),
-        tick: i128::from(p.tick_ms) * 1_000_000,
-        slots: p.slots as i128,
+        tick,
+        slots,
         now: 0,
         items: Vec::new(),
         ghosts: Vec::new(),
         next_id: 0,
         log: Vec::new(),
+    }
+}
+
+async fn run(p: Program) {
+    let build = || {
+        Wheel::builder()
+            .tick(Duration::from_millis(p.tick_ms))
+            .slots(p.slots)
+            .shards(p.shards)
+            .build()
+            .expect("valid configuration")
     };
+    let mut m = model(
+        build(),
+        build(),
+        i128::from(p.tick_ms) * 1_000_000,
+        p.slots as i128,
+    );
     for op in &p.ops {
         m.apply(op).await;
     }
@@ -825,18 +991,7 @@ fn model_catches_a_lost_timer() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let wheel = Wheel::new();
-        let mut m = Model {
-            origin: Instant::now(),
-            wheel,
-            tick: 1_000_000,
-            slots: 4096,
-            now: 0,
-            items: Vec::new(),
-            ghosts: Vec::new(),
-            next_id: 0,
-            log: Vec::new(),
-        };
+        let mut m = model(Wheel::new(), Wheel::new(), 1_000_000, 4096);
         // Tell the model a sleep is due one tick before it really is.
         let fut = m.wheel.sleep(Duration::from_millis(2));
         let k = m.push(Fut::Sleep(spawn(fut)), Some(1_000_000), false);
