@@ -247,6 +247,24 @@ struct ShardState {
     cancelled: u64,
 }
 
+/// Slab capacity an empty shard may keep; beyond it, the slab is given
+/// back when the shard empties, so a burst of timers does not hold its
+/// memory for the life of the wheel.
+const KEEP_CAPACITY: usize = 4096;
+
+impl ShardState {
+    /// Removes the entry `key` and returns its waker, to be dropped or woken
+    /// after the lock. Amortised O(1): a shrink costs no more than the
+    /// inserts that grew the slab since the last one.
+    fn remove(&mut self, key: u32) -> Waker {
+        let waker = self.wheel.remove(key);
+        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
+            self.wheel.shrink_to_fit();
+        }
+        waker
+    }
+}
+
 /// How a registration went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Registration {
@@ -335,7 +353,7 @@ impl Shard {
             drop(old);
             Poll::Pending
         } else {
-            let old = s.wheel.remove(key);
+            let old = s.remove(key);
             drop(s);
             drop(old);
             Poll::Ready(())
@@ -350,7 +368,7 @@ impl Shard {
         let mut s = lock(&self.state);
         if s.shutdown || tick <= s.wheel.elapsed() {
             let was_pending = s.wheel.place_of(key) != Place::Expired;
-            let old = s.wheel.remove(key);
+            let old = s.remove(key);
             if was_pending && !s.shutdown {
                 s.cancelled += 1;
             }
@@ -370,7 +388,7 @@ impl Shard {
         if s.wheel.place_of(key) != Place::Expired {
             s.cancelled += 1;
         }
-        let old = s.wheel.remove(key);
+        let old = s.remove(key);
         drop(s);
         drop(old);
     }
@@ -472,7 +490,7 @@ impl ShardOps<'_> {
         if self.state.wheel.place_of(key) != Place::Expired && !self.state.shutdown {
             self.state.cancelled += 1;
         }
-        *self.dropped = Some(self.state.wheel.remove(key));
+        *self.dropped = Some(self.state.remove(key));
     }
 }
 
