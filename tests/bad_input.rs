@@ -426,3 +426,109 @@ async fn unpolled_timers_touch_nothing() {
     assert!(poll_once(wheel.timeout(Duration::from_secs(1), async { 1 })).is_ready());
     assert_eq!(wheel.metrics().num_entries(), 0);
 }
+
+// ===== DelayQueue keys =====
+
+#[tokio::test(start_paused = true)]
+async fn stale_delay_queue_key_after_its_slot_was_reused_does_nothing() {
+    use futures::StreamExt;
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    let removed = queue.insert("a", Duration::from_millis(10));
+    queue.remove(&removed);
+    let expired = queue.insert("b", Duration::from_millis(10));
+    assert_eq!(queue.next().await.unwrap().into_inner(), "b");
+    // Both old slots are reused by new values.
+    let c = queue.insert("c", Duration::from_millis(30));
+    let d = queue.insert("d", Duration::from_millis(30));
+    for stale in [removed, expired] {
+        assert!(stale != c && stale != d);
+        assert!(queue.try_remove(&stale).is_none());
+        assert!(queue.try_reset(&stale, Duration::ZERO).is_none());
+        assert!(queue.try_reset_at(&stale, Instant::now()).is_none());
+        assert!(queue.try_deadline(&stale).is_none());
+    }
+    assert_eq!(queue.len(), 2);
+    let mut got = vec![
+        queue.next().await.unwrap().into_inner(),
+        queue.next().await.unwrap().into_inner(),
+    ];
+    got.sort_unstable();
+    assert_eq!(got, ["c", "d"]);
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "is not in this DelayQueue")]
+async fn delay_queue_remove_twice_panics() {
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    let key = queue.insert(1, Duration::from_millis(10));
+    assert_eq!(queue.remove(&key).into_inner(), 1);
+    queue.remove(&key);
+}
+
+#[tokio::test(start_paused = true)]
+async fn delay_queue_try_remove_twice_returns_none() {
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    let key = queue.insert(1, Duration::from_millis(10));
+    assert!(queue.try_remove(&key).is_some());
+    assert!(queue.try_remove(&key).is_none());
+    assert!(queue.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "is not in this DelayQueue")]
+async fn delay_queue_reset_of_a_stale_key_panics() {
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    let key = queue.insert(1, Duration::from_millis(10));
+    queue.remove(&key);
+    queue.reset(&key, Duration::from_millis(10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn delay_queue_duration_max_and_zero() {
+    use futures::StreamExt;
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    queue.insert("never", Duration::MAX);
+    queue.insert("now", Duration::ZERO);
+    assert_eq!(queue.next().await.unwrap().into_inner(), "now");
+    let mut q = task::spawn(queue);
+    tokio::time::advance(290 * YEAR).await;
+    assert_pending!(q.poll_next());
+    assert_eq!(q.len(), 1);
+}
+
+// ===== Interval =====
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "`period` must be non-zero.")]
+async fn interval_of_zero_period_panics() {
+    let wheel = Wheel::new();
+    let _ = wheel.interval(Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "`period` must be non-zero.")]
+async fn interval_at_of_zero_period_panics() {
+    let wheel = Wheel::new();
+    let _ = wheel.interval_at(Instant::now(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn interval_of_the_smallest_period_ticks_once_per_wheel_tick() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    let mut i = wheel.interval(Duration::from_nanos(1));
+    assert_eq!(i.tick().await, start);
+    // A 1 ns period cannot tick faster than the wheel: never early, and
+    // each tick is at or after the one it stands for.
+    let mut last = start;
+    for _ in 0..5 {
+        let t = i.tick().await;
+        assert!(t > last && Instant::now() >= t);
+        last = t;
+    }
+}
