@@ -131,7 +131,11 @@ impl DelayShared {
             OnExpire::Wake(waker) => waker.wake(),
             OnExpire::Spawn(slot) => {
                 let word = self.word.load(Ordering::Acquire);
-                let Some(scheduled) = crate::sync::lock(slot).take() else {
+                let taken = slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                let Some(scheduled) = taken else {
                     return;
                 };
                 if state(word) != CANCELLED {
