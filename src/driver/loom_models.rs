@@ -107,6 +107,39 @@ fn poll<F: Future + Unpin>(f: &mut F, w: &Waker) -> Poll<F::Output> {
     std::pin::Pin::new(f).poll(&mut Context::from_waker(w))
 }
 
+/// A delay due at `ms` on the first shard.
+fn delay(shards: &Shards, ms: i64) -> Delay {
+    Delay::new(ShardRef::new(&shards.shards[0]), ms * MS, true)
+}
+
+/// A sleep due at `ms` on shard `i`.
+fn sleep(shards: &Shards, i: usize, ms: i64) -> Sleep {
+    Sleep::new(ShardRef::new(&shards.shards[i]), ms * MS, true)
+}
+
+/// `f` after a first poll, which registers it.
+fn registered<F: Future + Unpin>(mut f: F, w: &Waker) -> F {
+    assert!(poll(&mut f, w).is_pending());
+    f
+}
+
+/// Runs `before` on `f` then polls it, on another thread; hands back the
+/// future, its waker and whether it was ready.
+fn poll_on_thread<F>(
+    mut f: F,
+    w: Waker,
+    before: impl FnOnce(&mut F) + Send + 'static,
+) -> thread::JoinHandle<(F, Waker, bool)>
+where
+    F: Future + Unpin + Send + 'static,
+{
+    thread::spawn(move || {
+        before(&mut f);
+        let ready = poll(&mut f, &w).is_ready();
+        (f, w, ready)
+    })
+}
+
 fn assert_empty(shards: &Shards) {
     let c = shards.counts();
     assert_eq!((c.pending, c.entries), (0, 0), "entries left behind");
@@ -118,9 +151,8 @@ fn assert_empty(shards: &Shards) {
 fn cancel_through_handle_vs_fire() {
     model(|| {
         let shards = wheel(1);
-        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
         let (f, w) = flag();
-        assert!(poll(&mut delay, &w).is_pending());
+        let mut delay = registered(delay(&shards, 5), &w);
         let handle = delay.handle();
         let canceller = thread::spawn(move || handle.cancel());
         let s = shards.clone();
@@ -142,9 +174,8 @@ fn cancel_through_handle_vs_fire() {
 fn drop_vs_fire() {
     model(|| {
         let shards = wheel(1);
-        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
         let (_f, w) = flag();
-        assert!(poll(&mut delay, &w).is_pending());
+        let delay = registered(delay(&shards, 5), &w);
         let handle = delay.handle();
         let dropper = thread::spawn(move || drop(delay));
         let s = shards.clone();
@@ -164,9 +195,8 @@ fn drop_vs_fire() {
 fn cancel_through_handle_vs_drop() {
     model(|| {
         let shards = wheel(1);
-        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
         let (_f, w) = flag();
-        assert!(poll(&mut delay, &w).is_pending());
+        let delay = registered(delay(&shards, 5), &w);
         let handle = delay.handle();
         let h = handle.clone();
         let canceller = thread::spawn(move || h.cancel());
@@ -182,14 +212,10 @@ fn cancel_through_handle_vs_drop() {
 fn cancel_through_handle_vs_first_poll() {
     model(|| {
         let shards = wheel(1);
-        let delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let delay = delay(&shards, 5);
         let handle = delay.handle();
         let (f, w) = flag();
-        let poller = thread::spawn(move || {
-            let mut delay = delay;
-            let r = poll(&mut delay, &w);
-            (delay, w, r.is_ready())
-        });
+        let poller = poll_on_thread(delay, w, |_| {});
         let cancelled = handle.cancel();
         let (mut delay, w, ready) = poller.join().unwrap();
         assert!(cancelled, "nothing else can complete the delay");
@@ -211,13 +237,9 @@ fn cancel_through_handle_vs_first_poll() {
 fn shutdown_vs_register() {
     model(|| {
         let shards = wheel(1);
-        let delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
+        let delay = delay(&shards, 5);
         let (f, w) = flag();
-        let poller = thread::spawn(move || {
-            let mut delay = delay;
-            let r = poll(&mut delay, &w);
-            (delay, w, r.is_ready())
-        });
+        let poller = poll_on_thread(delay, w, |_| {});
         let s = shards.clone();
         let stopper = thread::spawn(move || s.shutdown());
         let (mut delay, w, ready) = poller.join().unwrap();
@@ -240,9 +262,8 @@ fn shutdown_vs_register() {
 fn shutdown_vs_fire() {
     model(|| {
         let shards = wheel(1);
-        let mut delay = Delay::new(ShardRef::new(&shards.shards[0]), 5 * MS, true);
         let (f, w) = flag();
-        assert!(poll(&mut delay, &w).is_pending());
+        let mut delay = registered(delay(&shards, 5), &w);
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 10));
         let s = shards.clone();
@@ -266,15 +287,9 @@ fn shutdown_vs_fire() {
 fn reset_earlier_vs_fire() {
     model(|| {
         let shards = wheel(1);
-        let mut sleep = Sleep::new(ShardRef::new(&shards.shards[0]), 8 * MS, true);
         let (f, w) = flag();
-        assert!(poll(&mut sleep, &w).is_pending());
-        let resetter = thread::spawn(move || {
-            let mut sleep = sleep;
-            sleep.reset_ns(3 * MS);
-            let r = poll(&mut sleep, &w);
-            (sleep, w, r.is_ready())
-        });
+        let sleep = registered(sleep(&shards, 0, 8), &w);
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(3 * MS));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();
@@ -295,15 +310,9 @@ fn reset_earlier_vs_fire() {
 fn reset_later_vs_fire() {
     model(|| {
         let shards = wheel(1);
-        let mut sleep = Sleep::new(ShardRef::new(&shards.shards[0]), 3 * MS, true);
         let (f, w) = flag();
-        assert!(poll(&mut sleep, &w).is_pending());
-        let resetter = thread::spawn(move || {
-            let mut sleep = sleep;
-            sleep.reset_ns(20 * MS);
-            let r = poll(&mut sleep, &w);
-            (sleep, w, r.is_ready())
-        });
+        let sleep = registered(sleep(&shards, 0, 3), &w);
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(20 * MS));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();
@@ -331,13 +340,9 @@ fn reset_later_vs_fire() {
 fn register_vs_advance(tick: u64) {
     model(move || {
         let shards = wheel(1);
-        let sleep = Sleep::new(ShardRef::new(&shards.shards[0]), tick as i64 * MS, true);
+        let sleep = sleep(&shards, 0, tick as i64);
         let (f, w) = flag();
-        let poller = thread::spawn(move || {
-            let mut sleep = sleep;
-            let r = poll(&mut sleep, &w);
-            (sleep, w, r.is_ready())
-        });
+        let poller = poll_on_thread(sleep, w, |_| {});
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = poller.join().unwrap();
@@ -377,17 +382,9 @@ fn two_shards_in_one_driver_run() {
         let shards = wheel(2);
         let mut polls = Vec::new();
         for (i, tick) in [(0usize, 3i64), (1, 7)] {
-            let sleep = Sleep::new(ShardRef::new(&shards.shards[i]), tick * MS, true);
+            let sleep = sleep(&shards, i, tick);
             let (f, w) = flag();
-            polls.push((
-                thread::spawn(move || {
-                    let mut sleep = sleep;
-                    let r = poll(&mut sleep, &w);
-                    (sleep, w, r.is_ready())
-                }),
-                f,
-                tick,
-            ));
+            polls.push((poll_on_thread(sleep, w, |_| {}), f, tick));
         }
         let planned = driver_run(&shards, 5);
         let joined: Vec<_> = polls
