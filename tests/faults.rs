@@ -337,3 +337,30 @@ fn a_blocked_worker_delays_timers_but_never_fires_them_early() {
         assert!(m.max_driver_lag() > Duration::ZERO);
     });
 }
+
+// ===== building on a multi-thread runtime =====
+
+/// The driver, spawned on a worker, may run before `build` returns: it
+/// must not mistake the wheel for abandoned (no handle yet) and shut it
+/// down at birth. Seen in the stress example after 52 million operations.
+#[test]
+fn a_wheel_built_on_a_multi_thread_runtime_is_never_born_shut_down() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut dead = 0;
+    for _ in 0..5_000 {
+        let wheel = rt.block_on(async { Wheel::new() });
+        rt.block_on(async {
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        });
+        if wheel.is_shutdown() {
+            dead += 1;
+        }
+    }
+    assert_eq!(dead, 0, "{dead} of 5000 wheels were shut down at birth");
+}

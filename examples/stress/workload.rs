@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -91,6 +92,18 @@ pub fn rss() -> u64 {
     pages * 4096
 }
 
+/// Polls a sleep made far enough ahead that it must be pending.
+async fn first_poll_pending(wheel: &Wheel, s: &mut hashwheel::Sleep) {
+    if futures::poll!(&mut *s).is_ready() {
+        panic!(
+            "a sleep due in {:?} was ready on its first poll; shut down: {}, metrics: {:?}",
+            s.deadline().saturating_duration_since(Instant::now()),
+            wheel.is_shutdown(),
+            wheel.metrics()
+        );
+    }
+}
+
 async fn one_task(wheel: Wheel, id: u64, ops: u64, tally: Arc<Tally>) {
     let mut rng = Rng(id.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut queue = wheel.delay_queue::<u64>();
@@ -143,7 +156,7 @@ async fn one_task(wheel: Wheel, id: u64, ops: u64, tally: Arc<Tally>) {
             }
             6 => {
                 let mut s = wheel.sleep(Duration::from_millis(50));
-                assert!(futures::poll!(&mut s).is_pending());
+                first_poll_pending(&wheel, &mut s).await;
                 let d = rng.dur(3000);
                 let deadline = Instant::now() + d;
                 s.reset(deadline);
@@ -153,8 +166,13 @@ async fn one_task(wheel: Wheel, id: u64, ops: u64, tally: Arc<Tally>) {
             7 => {
                 let mut s = wheel.sleep(Duration::from_millis(100));
                 let mut d = wheel.delay(Duration::from_millis(100));
-                assert!(futures::poll!(&mut s).is_pending());
-                assert!(futures::poll!(&mut d).is_pending());
+                first_poll_pending(&wheel, &mut s).await;
+                if let Poll::Ready(r) = futures::poll!(&mut d) {
+                    panic!(
+                        "a 100 ms delay was ready on its first poll: {r:?}, shut down: {}",
+                        wheel.is_shutdown()
+                    );
+                }
             }
             _ => {
                 let keys: Vec<_> = (0..4).map(|v| queue.insert(v, rng.dur(3000))).collect();
