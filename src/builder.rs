@@ -106,8 +106,11 @@ impl Builder {
             self.max_pending,
         ));
         let shards = Arc::new(Shards::new(core, shards));
-        handle.spawn(task::run(shards.clone()));
-        Ok(Wheel::from_shards(shards))
+        // The handle first: a worker may run the driver before `spawn`
+        // returns, and a driver that finds no handle and no timer exits.
+        let wheel = Wheel::from_shards(shards.clone());
+        handle.spawn(task::run(shards));
+        Ok(wheel)
     }
 
     /// Checks every setting; returns the number of shards to use.
