@@ -255,6 +255,17 @@ pub fn run(rt: &tokio::runtime::Runtime, cfg: Config, watchdog: Duration) -> Rep
         let m = wheel.metrics();
         assert_eq!((m.num_pending(), m.num_entries()), (0, 0));
         let rss_after_burst = rss();
+        // With the last handle gone, the driver task exits: nothing of the
+        // wheel is left running.
+        drop(wheel);
+        let rt = tokio::runtime::Handle::current().metrics();
+        for _ in 0..1000 {
+            if rt.num_alive_tasks() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(rt.num_alive_tasks(), 0, "the driver outlived its wheel");
         Report {
             ops: tally.ops.load(Ordering::Relaxed),
             timers_fired: tally.fired.load(Ordering::Relaxed),
