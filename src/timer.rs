@@ -255,7 +255,10 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(future.into_future(), self.try_sleep(duration)?))
+        Ok(Timeout::new(
+            future.into_future(),
+            self.try_sleep(duration)?,
+        ))
     }
 
     /// Requires `future` to complete by `deadline`.
@@ -278,7 +281,11 @@ impl Wheel {
     /// # }
     /// ```
     #[track_caller]
-    pub fn timeout_at<F: IntoFuture>(&self, deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    pub fn timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Timeout<F::IntoFuture> {
         Timeout::new(future.into_future(), self.sleep_until(deadline))
     }
 

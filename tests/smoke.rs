@@ -8,7 +8,10 @@ async fn smoke() {
     wheel.sleep(Duration::from_micros(1500)).await;
     assert_eq!(start.elapsed(), Duration::from_millis(2));
     wheel.sleep(Duration::from_secs(86400)).await;
-    assert_eq!(start.elapsed(), Duration::from_millis(2) + Duration::from_secs(86400));
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_millis(2) + Duration::from_secs(86400)
+    );
     println!("{:?}", wheel.metrics());
     let t0 = Instant::now();
     wheel.sleep(Duration::from_secs(86400 * 365 * 5)).await;

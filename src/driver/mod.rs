@@ -500,7 +500,9 @@ impl ShardRef {
 
     #[inline]
     pub(crate) fn get(&self) -> &Shard {
-        self.0.as_deref().expect("shard reference is only taken in drop")
+        self.0
+            .as_deref()
+            .expect("shard reference is only taken in drop")
     }
 
     #[inline]

@@ -36,8 +36,14 @@ fn abandoned(shards: &Shards) -> bool {
         && shards.shards.iter().all(|s| Arc::strong_count(s) == 1)
 }
 
-pub(crate) async fn run(shards: Arc<Shards>) {
-    let guard = Guard(shards);
+/// The driver's future. The guard is made here, not on the first poll, so
+/// that a driver dropped unpolled (its runtime shut down first, or refused
+/// the spawn) still shuts the wheel down.
+pub(crate) fn run(shards: Arc<Shards>) -> impl std::future::Future<Output = ()> + Send {
+    drive(Guard(shards))
+}
+
+async fn drive(guard: Guard) {
     let shards = &*guard.0;
     let core = &*shards.core;
     let mut timer = pin!(tokio::time::sleep_until(core.origin));
