@@ -106,8 +106,11 @@ impl Builder {
             self.max_pending,
         ));
         let shards = Arc::new(Shards::new(core, shards));
-        handle.spawn(task::run(shards.clone()));
-        Ok(Wheel::from_shards(shards))
+        // The handle first: a driver that ran before it existed (on another
+        // worker) would find the wheel abandoned and shut it down.
+        let wheel = Wheel::from_shards(shards.clone());
+        handle.spawn(task::run(shards));
+        Ok(wheel)
     }
 
     /// Checks every setting; returns the number of shards to use.

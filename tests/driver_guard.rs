@@ -34,3 +34,25 @@ fn built_on_a_runtime_that_has_shut_down() {
     let got = futures::executor::block_on(delay);
     assert!(got.unwrap_err().is_shutdown());
 }
+
+/// On a multi-thread runtime the driver can run on another worker at once:
+/// it must already see the wheel's handle, or it takes the wheel for
+/// abandoned and shuts it down under its owner.
+#[test]
+fn a_new_wheel_is_not_taken_for_abandoned() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for _ in 0..500 {
+            let wheel = hashwheel::Wheel::new();
+            // Let the driver run, on whichever worker takes it.
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+            assert!(!wheel.is_shutdown());
+        }
+    });
+}
