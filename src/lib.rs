@@ -48,6 +48,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod builder;
+mod default_wheel;
 mod delay;
 mod driver;
 pub mod error;
@@ -59,6 +60,7 @@ mod timer;
 mod wheel;
 
 pub use builder::Builder;
+pub use default_wheel::{delay, delay_at, sleep, sleep_until, timeout, timeout_at};
 pub use delay::{Delay, TimeoutHandle};
 pub use metrics::Metrics;
 pub use sleep::Sleep;

@@ -103,6 +103,51 @@ impl Wheel {
         }
     }
 
+    /// The current runtime's default wheel: the one the free functions
+    /// ([`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout), ...)
+    /// use. It is built with the default settings on first use, unless
+    /// [`Builder::build_default`] configured it.
+    ///
+    /// Each runtime has its own. Its driver runs on that runtime and dies
+    /// with it: when the runtime shuts down, the wheel shuts down and its
+    /// pending timers complete (see [`shutdown`](Wheel::shutdown)).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime; [`try_current`](Wheel::try_current) returns
+    /// an error instead.
+    ///
+    /// ```should_panic
+    /// let _wheel = hashwheel::Wheel::current(); // no runtime here
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// hashwheel::sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(hashwheel::Wheel::current().metrics().fired_count(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn current() -> Wheel {
+        crate::default_wheel::current()
+    }
+
+    /// Like [`current`](Wheel::current), but returns an error outside a
+    /// tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::is_no_runtime`](crate::error::BuildError::is_no_runtime)
+    /// outside a tokio runtime.
+    pub fn try_current() -> Result<Wheel, crate::error::BuildError> {
+        crate::default_wheel::try_current()
+    }
+
     /// A [`Builder`] to configure a wheel.
     pub fn builder() -> Builder {
         Builder::new()
