@@ -50,8 +50,10 @@
 mod builder;
 mod default_wheel;
 mod delay;
+pub mod delay_queue;
 mod driver;
 pub mod error;
+mod interval;
 mod metrics;
 mod sleep;
 mod sync;
@@ -62,7 +64,14 @@ mod wheel;
 pub use builder::Builder;
 pub use default_wheel::{delay, delay_at, sleep, sleep_until, timeout, timeout_at};
 pub use delay::{Delay, TimeoutHandle};
+pub use delay_queue::DelayQueue;
+pub use interval::Interval;
 pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;
 pub use timer::Wheel;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

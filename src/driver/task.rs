@@ -36,15 +36,15 @@ fn abandoned(shards: &Shards) -> bool {
         && shards.shards.iter().all(|s| Arc::strong_count(s) == 1)
 }
 
-/// The driver's future. The guard is made here, not on the first poll, so
-/// that a driver dropped unpolled (its runtime shut down first, or refused
-/// the spawn) still shuts the wheel down.
+/// The driver's future. The guard is made here, not in the async body, so
+/// that a runtime dropping the task before its first poll still shuts the
+/// wheel down.
 pub(crate) fn run(shards: Arc<Shards>) -> impl std::future::Future<Output = ()> + Send {
-    drive(Guard(shards))
+    let guard = Guard(shards);
+    async move { drive(&guard.0).await }
 }
 
-async fn drive(guard: Guard) {
-    let shards = &*guard.0;
+async fn drive(shards: &Shards) {
     let core = &*shards.core;
     let mut timer = pin!(tokio::time::sleep_until(core.origin));
     let mut wakers = Vec::with_capacity(BATCH);

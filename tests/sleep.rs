@@ -1,0 +1,274 @@
+use std::time::Duration;
+
+use hashwheel::Wheel;
+use tokio::time::Instant;
+use tokio_test::{assert_pending, assert_ready, task};
+
+mod common;
+use common::{advance, ms, settle};
+
+#[tokio::test(start_paused = true)]
+async fn completes_at_the_first_tick_at_or_after_its_deadline() {
+    let wheel = Wheel::builder().tick(ms(10)).build().unwrap();
+    for (asked, fires) in [
+        (ms(10), ms(10)),
+        (ms(11), ms(20)),
+        (Duration::from_nanos(1), ms(10)),
+        (ms(25), ms(30)),
+    ] {
+        // Start each case on a tick boundary.
+        let start = Instant::now();
+        wheel.sleep(asked).await;
+        assert_eq!(start.elapsed(), fires, "sleep({asked:?})");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_fires_before_its_deadline() {
+    let wheel = Wheel::new();
+    let mut sleep = task::spawn(wheel.sleep(ms(10)));
+    assert_pending!(sleep.poll());
+    advance(Duration::from_micros(9_999)).await;
+    assert!(!sleep.is_woken());
+    assert_pending!(sleep.poll());
+    advance(Duration::from_micros(1)).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_duration_completes_on_first_poll_without_the_wheel() {
+    let wheel = Wheel::new();
+    let mut sleep = task::spawn(wheel.sleep(Duration::ZERO));
+    assert_ready!(sleep.poll());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+    assert_eq!(wheel.metrics().fired_count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_deadline_completes_on_first_poll_without_the_wheel() {
+    let wheel = Wheel::new();
+    tokio::time::advance(ms(50)).await;
+    let mut sleep = task::spawn(wheel.sleep_until(Instant::now() - ms(20)));
+    assert_ready!(sleep.poll());
+    let mut now = task::spawn(wheel.sleep_until(Instant::now()));
+    assert_ready!(now.poll());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn duration_max_saturates_and_never_fires() {
+    let wheel = Wheel::new();
+    let mut sleep = task::spawn(wheel.sleep(Duration::MAX));
+    assert_pending!(sleep.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+    advance(Duration::from_secs(100 * 365 * 86_400)).await;
+    assert_pending!(sleep.poll());
+    assert!(!sleep.is_elapsed());
+    drop(sleep);
+    assert_eq!(wheel.metrics().num_pending(), 0);
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn centuries_ahead_deadline_is_kept_and_never_fires() {
+    let wheel = Wheel::new();
+    let far = Instant::now() + Duration::from_secs(400 * 365 * 86_400);
+    let mut sleep = task::spawn(wheel.sleep_until(far));
+    assert_pending!(sleep.poll());
+    advance(Duration::from_secs(86_400)).await;
+    assert_pending!(sleep.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_day_and_five_years_complete_at_once_with_few_wakeups() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    wheel.sleep(Duration::from_secs(86_400)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(86_400));
+    let start = Instant::now();
+    wheel.sleep(Duration::from_secs(5 * 365 * 86_400)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(5 * 365 * 86_400));
+    assert!(
+        wheel.metrics().driver_wakeups_count() <= 6,
+        "{:?}",
+        wheel.metrics()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_later_rearms_without_firing_early() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    let mut sleep = task::spawn(wheel.sleep(ms(10)));
+    assert_pending!(sleep.poll());
+    sleep.reset(start + ms(30));
+    advance(ms(10)).await;
+    // The entry came due at 10 ms, but the deadline is now 30 ms.
+    assert_pending!(sleep.poll());
+    advance(ms(19)).await;
+    assert_pending!(sleep.poll());
+    advance(ms(1)).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+    assert_eq!(sleep.deadline(), start + ms(30));
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_earlier_moves_the_entry() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    let mut sleep = task::spawn(wheel.sleep(ms(30)));
+    assert_pending!(sleep.poll());
+    sleep.reset(start + ms(10));
+    advance(ms(10)).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_to_the_past_completes_on_next_poll() {
+    let wheel = Wheel::new();
+    let mut sleep = task::spawn(wheel.sleep(ms(30)));
+    assert_pending!(sleep.poll());
+    sleep.reset(Instant::now());
+    assert_ready!(sleep.poll());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_after_completion_makes_it_pending_again() {
+    let wheel = Wheel::new();
+    let mut sleep = wheel.sleep(ms(5));
+    (&mut sleep).await;
+    let start = Instant::now();
+    sleep.reset(start + ms(7));
+    assert!(!sleep.is_elapsed());
+    (&mut sleep).await;
+    assert_eq!(start.elapsed(), ms(7));
+}
+
+#[tokio::test(start_paused = true)]
+async fn drop_removes_the_entry() {
+    let wheel = Wheel::new();
+    let mut sleep = task::spawn(wheel.sleep(ms(30)));
+    assert_pending!(sleep.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+    drop(sleep);
+    let m = wheel.metrics();
+    assert_eq!(
+        (m.num_pending(), m.num_entries(), m.cancelled_count()),
+        (0, 0, 1)
+    );
+    // Nothing fires later.
+    advance(ms(100)).await;
+    assert_eq!(wheel.metrics().fired_count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unpolled_sleep_holds_no_entry() {
+    let wheel = Wheel::new();
+    let sleeps: Vec<_> = (0..100).map(|_| wheel.sleep(ms(10))).collect();
+    assert_eq!(wheel.metrics().num_entries(), 0);
+    drop(sleeps);
+    assert_eq!(wheel.metrics().cancelled_count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn select_in_a_loop_needs_no_pin() {
+    let wheel = Wheel::new();
+    let mut sleep = wheel.sleep(ms(100));
+    let mut ticks = 0;
+    let start = Instant::now();
+    loop {
+        tokio::select! {
+            _ = &mut sleep => break,
+            _ = tokio::time::sleep(ms(30)) => ticks += 1,
+        }
+    }
+    assert_eq!(ticks, 3);
+    assert_eq!(start.elapsed(), ms(100));
+}
+
+#[tokio::test(start_paused = true)]
+async fn timers_several_turns_away_fire_on_their_own_tick() {
+    // 8 slots of 1 ms: deadlines up to 100 ms wrap the wheel a dozen times.
+    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 1..=100u64 {
+        let sleep = wheel.sleep(ms(i));
+        tasks.push(tokio::spawn(async move {
+            sleep.await;
+            start.elapsed()
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        assert_eq!(t.await.unwrap(), ms(i as u64 + 1));
+    }
+    assert_eq!(wheel.metrics().fired_count(), 100);
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_driver_catches_up_once_never_early() {
+    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let mut sleeps: Vec<_> = (1..=100u64)
+        .map(|i| task::spawn(wheel.sleep(ms(i))))
+        .collect();
+    for s in &mut sleeps {
+        assert_pending!(s.poll());
+    }
+    // 50 ms at once: more than six turns of the wheel.
+    advance(ms(50)).await;
+    for (i, s) in sleeps.iter_mut().enumerate() {
+        if i < 50 {
+            assert!(s.is_woken(), "timer {} not woken", i + 1);
+            assert_ready!(s.poll());
+        } else {
+            assert_pending!(s.poll());
+        }
+    }
+    assert_eq!(wheel.metrics().fired_count(), 50);
+    advance(ms(50)).await;
+    for s in sleeps.iter_mut().skip(50) {
+        assert_ready!(s.poll());
+    }
+    assert_eq!(wheel.metrics().fired_count(), 100);
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_and_is_elapsed() {
+    let wheel = Wheel::new();
+    let at = Instant::now() + ms(20);
+    let mut sleep = task::spawn(wheel.sleep_until(at));
+    assert_eq!(sleep.deadline(), at);
+    assert!(!sleep.is_elapsed());
+    assert_pending!(sleep.poll());
+    advance(ms(20)).await;
+    assert!(sleep.is_elapsed());
+    assert_ready!(sleep.poll());
+    assert!(sleep.is_elapsed());
+    settle().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sleeps_complete_across_worker_threads() {
+    let wheel = Wheel::new();
+    let mut tasks = Vec::new();
+    for i in 0..200u64 {
+        let wheel = wheel.clone();
+        tasks.push(tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_millis(i % 7 + 1);
+            let mut s = wheel.sleep_until(deadline);
+            tokio::task::yield_now().await;
+            (&mut s).await;
+            assert!(Instant::now() >= deadline, "fired early");
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(wheel.metrics().num_pending(), 0);
+}

@@ -1,0 +1,93 @@
+use std::future::{pending, ready};
+use std::time::Duration;
+
+use hashwheel::Wheel;
+use tokio::time::Instant;
+use tokio_test::{assert_pending, assert_ready, task};
+
+mod common;
+use common::{advance, ms};
+
+#[tokio::test(start_paused = true)]
+async fn ready_future_needs_no_timer() {
+    let wheel = Wheel::new();
+    for _ in 0..10 {
+        assert_eq!(wheel.timeout(ms(10), ready(3)).await, Ok(3));
+    }
+    let m = wheel.metrics();
+    assert_eq!(
+        (m.num_entries(), m.cancelled_count(), m.fired_count()),
+        (0, 0, 0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn elapses_at_the_deadline() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    let err = wheel.timeout(ms(15), pending::<()>()).await.unwrap_err();
+    assert_eq!(start.elapsed(), ms(15));
+    assert_eq!(err.to_string(), "deadline has elapsed");
+    let io: std::io::Error = err.into();
+    assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+}
+
+#[tokio::test(start_paused = true)]
+async fn inner_future_is_polled_first() {
+    let wheel = Wheel::new();
+    // Both come due at 10 ms: the inner future wins.
+    let inner = tokio::time::sleep(ms(10));
+    assert_eq!(wheel.timeout(ms(10), inner).await, Ok(()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn completes_with_the_inner_output_and_drops_its_entry() {
+    let wheel = Wheel::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut t = task::spawn(wheel.timeout(ms(50), rx));
+    assert_pending!(t.poll());
+    assert_eq!(wheel.metrics().num_pending(), 1);
+    tx.send(9).unwrap();
+    assert_eq!(assert_ready!(t.poll()), Ok(Ok(9)));
+    drop(t);
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_duration_elapses_on_first_poll() {
+    let wheel = Wheel::new();
+    let mut t = task::spawn(wheel.timeout(Duration::ZERO, pending::<()>()));
+    assert!(assert_ready!(t.poll()).is_err());
+    assert_eq!(wheel.metrics().num_entries(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_at_uses_the_given_deadline() {
+    let wheel = Wheel::new();
+    let at = Instant::now() + ms(7);
+    let t = wheel.timeout_at(at, pending::<()>());
+    assert_eq!(t.deadline(), at);
+    assert!(t.await.is_err());
+    assert_eq!(Instant::now(), at);
+}
+
+#[tokio::test(start_paused = true)]
+async fn accessors_reach_the_inner_future() {
+    let wheel = Wheel::new();
+    let mut t = wheel.timeout(ms(5), ready(1u8));
+    let by_ref: *const std::future::Ready<u8> = t.get_ref();
+    let by_mut: *const std::future::Ready<u8> = t.get_mut();
+    assert_eq!(by_ref, by_mut);
+    assert_eq!(t.into_inner().await, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_elapses_early() {
+    let wheel = Wheel::builder().tick(ms(5)).build().unwrap();
+    let mut t = task::spawn(wheel.timeout(ms(12), pending::<()>()));
+    assert_pending!(t.poll());
+    advance(ms(14)).await;
+    assert_pending!(t.poll());
+    advance(ms(1)).await;
+    assert!(assert_ready!(t.poll()).is_err());
+}
