@@ -27,7 +27,7 @@
 //! liveness check sends the call to the registry, which builds a new wheel.
 
 use std::cell::RefCell;
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ use tokio::runtime::{Handle, Id};
 use tokio::time::Instant;
 
 use crate::error::{BuildError, BuildKind, Error};
-use crate::{Builder, Delay, Sleep, Timeout, Wheel};
+use crate::{Builder, Delay, Interval, Sleep, Timeout, TimeoutHandle, Wheel};
 
 // ===== the registry =====
 
@@ -467,4 +467,133 @@ pub fn delay(duration: Duration) -> Delay {
 #[track_caller]
 pub fn delay_at(deadline: Instant) -> Delay {
     make("delay_at", |w| w.try_delay_at(deadline))
+}
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// once and then every `period`: a drop-in for [`tokio::time::interval`].
+///
+/// Missed ticks follow the interval's
+/// [`MissedTickBehavior`](tokio::time::MissedTickBehavior) (`Burst` by
+/// default), as in tokio. Ticks come at the wheel's tick boundaries (1 ms by
+/// default), never early.
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _interval = hashwheel::interval(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// let mut ticks = interval(Duration::from_millis(10));
+/// ticks.tick().await; // at once
+/// ticks.tick().await;
+/// ticks.tick().await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval(period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = make("interval", |w| w.try_sleep_until(Instant::now()));
+    Interval::new(first, period)
+}
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// `start` and then every `period`: a drop-in for
+/// [`tokio::time::interval_at`].
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let _interval = hashwheel::interval_at(Instant::now(), Duration::ZERO); // `period` must be non-zero.
+/// # }
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval_at;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now() + Duration::from_millis(50);
+/// let mut ticks = interval_at(start, Duration::from_millis(10));
+/// assert_eq!(ticks.tick().await, start);
+/// assert_eq!(ticks.tick().await, start + Duration::from_millis(10));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = make("interval_at", |w| w.try_sleep_until(start));
+    Interval::new(first, period)
+}
+
+/// Spawns `future` on the current runtime `duration` from now, timed by
+/// the runtime's default wheel; see [`Wheel::spawn_after`].
+///
+/// Until then the future waits in the wheel, costing one entry and no tokio
+/// task; cancelling the returned [`TimeoutHandle`] first drops it unrun.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _handle = hashwheel::spawn_after(Duration::from_secs(1), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// let retry = hashwheel::spawn_after(Duration::from_secs(1), async move {
+///     tx.send("retried").unwrap();
+/// });
+/// assert_eq!(rx.await.unwrap(), "retried");
+/// assert!(retry.is_expired());
+///
+/// let never = hashwheel::spawn_after(Duration::from_secs(1), async { unreachable!() });
+/// assert!(never.cancel());
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_after<F>(duration: Duration, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    make("spawn_after", |w| w.try_spawn_after(duration, future))
 }

@@ -62,7 +62,9 @@ mod timer;
 mod wheel;
 
 pub use builder::Builder;
-pub use default_wheel::{delay, delay_at, sleep, sleep_until, timeout, timeout_at};
+pub use default_wheel::{
+    delay, delay_at, interval, interval_at, sleep, sleep_until, spawn_after, timeout, timeout_at,
+};
 pub use delay::{Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
 pub use interval::Interval;

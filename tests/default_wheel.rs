@@ -16,9 +16,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use hashwheel::{delay, delay_at, sleep, sleep_until, timeout, timeout_at, Wheel};
+use hashwheel::{
+    delay, delay_at, interval, interval_at, sleep, sleep_until, spawn_after, timeout, timeout_at,
+    Wheel,
+};
 use tokio::runtime::{Builder as RtBuilder, Runtime};
 use tokio::time::Instant;
+use tokio::time::MissedTickBehavior;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -109,11 +113,39 @@ async fn paused_scenario() {
         Duration::from_secs(86_400) + Duration::from_millis(50)
     );
 
+    // An interval: the first tick at once, then every 10 ms; a busy task
+    // misses ticks, which `Skip` drops, as tokio's does.
+    let t0 = Instant::now();
+    let mut ticks = interval(Duration::from_millis(10));
+    assert_eq!(ticks.tick().await, t0);
+    assert_eq!(ticks.tick().await, t0 + Duration::from_millis(10));
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    tokio::time::sleep(Duration::from_millis(35)).await; // busy: 20, 30, 40 pass
+    assert_eq!(ticks.tick().await, t0 + Duration::from_millis(20)); // due, at once
+    assert_eq!(ticks.tick().await, t0 + Duration::from_millis(50));
+
+    let later = Instant::now() + Duration::from_millis(7);
+    let mut ticks = interval_at(later, Duration::from_millis(3));
+    assert_eq!(ticks.tick().await, later);
+    assert_eq!(ticks.tick().await, later + Duration::from_millis(3));
+
+    // A task spawned after 5 ms through the wheel, and one cancelled.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let at = Instant::now();
+    let spawned = spawn_after(Duration::from_millis(5), async move {
+        tx.send(Instant::now()).unwrap();
+    });
+    assert_eq!(rx.await.unwrap(), at + Duration::from_millis(5));
+    assert!(spawned.is_expired());
+    let cancelled = spawn_after(MINUTE, async { unreachable!("cancelled") });
+    assert!(cancelled.cancel());
+
     // Every timer above ran on this runtime's default wheel; these fired:
     // 10 ms, 25 ms, the two timeouts that elapsed, the spawned 3 ms sleep,
-    // the two delays, the day.
+    // the two delays, the day, four interval ticks (two more were due at
+    // once), the spawned task.
     let m = wheel.metrics();
-    assert_eq!(m.fired_count(), 8);
+    assert_eq!(m.fired_count(), 13);
     assert_eq!(m.num_pending(), 0);
     assert!(!wheel.is_shutdown());
 }
@@ -570,6 +602,12 @@ fn outside_a_runtime_every_function_panics_naming_itself() {
         ),
         ("delay", Box::new(move || drop(delay(d)))),
         ("delay_at", Box::new(move || drop(delay_at(now)))),
+        ("interval", Box::new(move || drop(interval(d)))),
+        ("interval_at", Box::new(move || drop(interval_at(now, d)))),
+        (
+            "spawn_after",
+            Box::new(move || drop(spawn_after(d, async {}))),
+        ),
         ("Wheel::current", Box::new(|| drop(Wheel::current()))),
     ];
     for (name, f) in &cases {
@@ -603,4 +641,28 @@ fn the_futures_are_send_sync_unpin() {
         check(&delay(MINUTE));
         check(&Wheel::current());
     });
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_period_panics_as_in_tokio() {
+    let msg = panic_message(|| drop(interval(Duration::ZERO)));
+    assert_eq!(msg, "`period` must be non-zero.");
+    let msg = panic_message(|| drop(interval_at(Instant::now(), Duration::ZERO)));
+    assert_eq!(msg, "`period` must be non-zero.");
+}
+
+/// `spawn_after` from a plain thread that entered a runtime spawns on that
+/// runtime, timed by its default wheel.
+#[test]
+fn spawn_after_from_a_plain_thread() {
+    let rt = multi_thread(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = {
+        let _entered = rt.enter();
+        spawn_after(Duration::from_millis(1), async move {
+            tx.send(tokio::runtime::Handle::current().id()).unwrap();
+        })
+    };
+    assert_eq!(rx.recv().unwrap(), rt.handle().id());
+    assert!(handle.is_expired());
 }
