@@ -666,3 +666,35 @@ fn spawn_after_from_a_plain_thread() {
     assert_eq!(rx.recv().unwrap(), rt.handle().id());
     assert!(handle.is_expired());
 }
+
+/// Threads racing to make a fresh runtime's first timer all end up on the
+/// one default wheel: the losers of the race get the winner's.
+#[test]
+fn first_use_raced_from_many_threads() {
+    for _ in 0..20 {
+        let rt = multi_thread(2);
+        let start = Arc::new(std::sync::Barrier::new(8));
+        let done = Arc::new(std::sync::Barrier::new(9));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let handle = rt.handle().clone();
+                let (start, done) = (start.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let _entered = handle.enter();
+                    start.wait();
+                    let mut far = sleep(MINUTE);
+                    assert!(pending_after_one_poll(&mut far));
+                    done.wait(); // registered
+                    done.wait(); // counted
+                })
+            })
+            .collect();
+        done.wait();
+        let pending = rt.block_on(async { Wheel::current().metrics().num_pending() });
+        assert_eq!(pending, 8);
+        done.wait();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+}
