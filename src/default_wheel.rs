@@ -119,11 +119,10 @@ fn install(runtime: Id, wheel: Wheel, existing: Existing) -> Result<Wheel, Build
     Ok(wheel)
 }
 
-/// The default wheel of the runtime behind `handle`, from the registry,
+/// The default wheel of `runtime`, the current runtime, from the registry,
 /// built with the default configuration if it has none.
 #[cold]
-fn lookup(handle: &Handle) -> Wheel {
-    let runtime = handle.id();
+fn lookup(runtime: Id) -> Wheel {
     if let Some(wheel) = find(runtime) {
         return wheel;
     }
@@ -143,10 +142,12 @@ fn lookup(handle: &Handle) -> Wheel {
 #[track_caller]
 #[inline]
 fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
-    let Ok(handle) = Handle::try_current() else {
-        no_runtime(what)
+    // The handle goes at once: holding it (a count on an `Arc` that every
+    // worker shares) while the timer is made costs a contended cache line.
+    let runtime = match Handle::try_current() {
+        Ok(handle) => handle.id(),
+        Err(_) => no_runtime(what),
     };
-    let runtime = handle.id();
     let mut f = Some(f);
     let hit = CURRENT.try_with(|cell| {
         let cached = cell.try_borrow().ok()?;
@@ -161,7 +162,7 @@ fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
     if let Ok(Some(r)) = hit {
         return r;
     }
-    let wheel = lookup(&handle);
+    let wheel = lookup(runtime);
     let f = f.take().expect("called once");
     let r = f(&wheel);
     remember(runtime, wheel);
@@ -213,7 +214,7 @@ pub(crate) fn current() -> Wheel {
 /// The current runtime's default wheel, or an error outside a runtime.
 pub(crate) fn try_current() -> Result<Wheel, BuildError> {
     let handle = Handle::try_current().map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
-    Ok(lookup(&handle))
+    Ok(lookup(handle.id()))
 }
 
 /// Builds `builder`'s wheel as the current runtime's default wheel; see
