@@ -22,9 +22,11 @@
 //!   nor while dropping one.
 //!
 //! Tokio documents that a runtime [`Id`] may be reused once its runtime is
-//! gone (tokio 1.x draws them from a process-wide 64-bit counter). Because a
-//! dead runtime's wheel has shut down, a reused id cannot be served it: the
-//! liveness check sends the call to the registry, which builds a new wheel.
+//! gone (tokio 1.x draws them from a process-wide 64-bit counter, so in
+//! practice it never is). A dead runtime's wheel has shut down, so a reused
+//! id is not served it: the liveness check sends the call to the registry,
+//! which builds a new wheel. Only a `closed` entry would still be served to
+//! a reused id, until the next new entry prunes it.
 
 use std::cell::RefCell;
 use std::future::{Future, IntoFuture};
