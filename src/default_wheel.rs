@@ -600,3 +600,40 @@ where
 {
     make("spawn_after", |w| w.try_spawn_after(duration, future))
 }
+
+/// Spawns `future` on the current runtime at `deadline`, through the
+/// runtime's default wheel: see [`Wheel::spawn_at`].
+///
+/// # Panics
+///
+/// Outside a tokio runtime, or when the default wheel is at capacity.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(250);
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// hashwheel::spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
+/// assert_eq!(rx.await.unwrap(), at);
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_at<F>(deadline: Instant, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    make("spawn_at", |w| w.try_spawn_at(deadline, future))
+}
+
+/// A `DelayQueue` on the current runtime's default wheel; see
+/// [`DelayQueue::new`](crate::DelayQueue::new).
+#[track_caller]
+pub(crate) fn delay_queue<T>(what: &str, capacity: usize) -> crate::DelayQueue<T> {
+    with_current(what, |w| w.delay_queue_with_capacity(capacity))
+}

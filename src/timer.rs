@@ -503,10 +503,32 @@ impl Wheel {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        match self.try_spawn_at(deadline, future) {
+            Ok(h) => h,
+            Err(e) => panic!("hashwheel::Wheel::spawn_at: {e}"),
+        }
+    }
+
+    /// Like [`spawn_at`](Wheel::spawn_at), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    #[track_caller]
+    pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let runtime = current_runtime("spawn_at");
-        let shard = self.claim_or_panic("spawn_at");
+        let shard = self.claim()?;
         let ns = shard.core().ns_of(deadline);
-        schedule(shard, ns, false, runtime, future)
+        Ok(schedule(shard, ns, false, runtime, future))
     }
 
     // ===== Interval =====
@@ -593,7 +615,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::new(Sleep::new(shard, 0, false), capacity)
+        DelayQueue::on(Sleep::new(shard, 0, false), capacity)
     }
 
     // ===== the wheel itself =====
