@@ -17,7 +17,9 @@ use crate::Wheel;
 /// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `tick × slots` (one turn of the wheel) must fit a [`Duration`].
+/// `tick × slots` (one turn of the wheel) must fit a [`Duration`], and
+/// `slots × shards` must be at most 2^30: each bucket costs 12 bytes,
+/// allocated when the wheel is built.
 ///
 /// # Examples
 ///
@@ -178,13 +180,18 @@ impl Builder {
         if self.max_pending == Some(0) {
             return err(BuildKind::ZeroMaxPending);
         }
-        match self.shards {
-            Some(n) if n == 0 || n > 1024 => err(BuildKind::BadShards),
-            Some(n) => Ok(n),
+        let shards = match self.shards {
+            Some(n) if n == 0 || n > 1024 => return err(BuildKind::BadShards),
+            Some(n) => n,
             None => {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                Ok((cores * 4).next_power_of_two().min(64))
+                (cores * 4).next_power_of_two().min(64)
             }
+        };
+        // Every shard allocates and fills its buckets at build time.
+        if (slots as usize).saturating_mul(shards) > MAX_SLOTS {
+            return err(BuildKind::TooManyBuckets);
         }
+        Ok(shards)
     }
 }

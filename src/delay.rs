@@ -198,6 +198,10 @@ impl Wake for DelayShared {
 /// ([`Error::is_shutdown`]). Like every timer here it registers lazily, on
 /// its first poll; a handle can cancel it before that.
 ///
+/// A delay that comes due while the wheel is shutting down may resolve to
+/// either outcome: `Ok(())` if the driver fired it first, the shutdown error
+/// otherwise. It never resolves `Ok` before its deadline.
+///
 /// # Cancel safety
 ///
 /// Cancel safe. Dropping a pending delay cancels its timer: its handles

@@ -231,8 +231,10 @@ impl<T> DelayQueue<T> {
         self.insert_ns(value, ns)
     }
 
-    /// Inserts `value`, to expire at `when`. A deadline in the past expires
-    /// at the next poll.
+    /// Inserts `value`, to expire at `when`. Like every deadline it expires
+    /// at the first tick boundary at or after it: one whose tick has already
+    /// come (an earlier tick than the current one) expires at the next poll,
+    /// one inside the current tick at the next tick boundary.
     ///
     /// # Panics
     ///

@@ -152,6 +152,7 @@ pub(crate) enum BuildKind {
     SpanOverflow,
     ZeroMaxPending,
     BadShards,
+    TooManyBuckets,
     DefaultExists,
 }
 
@@ -186,6 +187,9 @@ impl fmt::Display for BuildError {
             BuildKind::SpanOverflow => "tick × slots overflows a Duration",
             BuildKind::ZeroMaxPending => "max_pending must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
+            BuildKind::TooManyBuckets => {
+                "slots × shards must be at most 2^30 (every bucket costs 12 bytes up front)"
+            }
             BuildKind::DefaultExists => {
                 "this runtime already has a default wheel: call Builder::build_default \
                  before the runtime's first hashwheel::sleep, timeout, delay or Wheel::current"
