@@ -9,6 +9,7 @@
 //! so the entry is removed exactly once: it exists while the key is set and
 //! the state is not `CANCELLED`.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -42,15 +43,107 @@ fn with_key(state: u64, key: u32) -> u64 {
     ((u64::from(key) + 1) << 2) | state
 }
 
+/// A future waiting in the wheel to be spawned, and where to spawn it.
+struct Scheduled {
+    future: Pin<Box<dyn Future<Output = ()> + Send>>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// What happens when the timer expires, is cancelled or shuts down.
+enum OnExpire {
+    /// A `Delay`: wake the task that polls it.
+    Wake(AtomicWaker),
+    /// `spawn_after`: spawn the future on expiry, drop it otherwise.
+    Spawn(std::sync::Mutex<Option<Scheduled>>),
+}
+
+impl fmt::Debug for OnExpire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OnExpire::Wake(_) => "Wake",
+            OnExpire::Spawn(_) => "Spawn",
+        })
+    }
+}
+
 #[derive(Debug)]
 struct DelayShared {
     shard: ShardRef,
     deadline: i64,
     word: AtomicU64,
-    waker: AtomicWaker,
+    on_expire: OnExpire,
 }
 
 impl DelayShared {
+    fn new(shard: ShardRef, deadline: i64, on_expire: OnExpire) -> Arc<DelayShared> {
+        Arc::new(DelayShared {
+            shard,
+            deadline,
+            word: AtomicU64::new(PENDING),
+            on_expire,
+        })
+    }
+
+    /// Gives the timer an entry in its shard; returns the state after.
+    fn register(self: &Arc<Self>, check_clock: bool) -> u64 {
+        let core = self.shard.core();
+        if check_clock && self.deadline <= core.now_ns() {
+            self.settle(EXPIRED);
+            return state(self.word.load(Ordering::Acquire));
+        }
+        let tick = core.tick_of(self.deadline);
+        let inserted = self.shard.get().with_lock(|ops| {
+            if ops.is_shutdown() {
+                self.settle(SHUTDOWN);
+                false
+            } else if tick <= ops.elapsed() {
+                self.settle(EXPIRED);
+                false
+            } else {
+                let key = ops.insert(tick, Waker::from(self.clone()));
+                let done = self.word.compare_exchange(
+                    PENDING,
+                    with_key(PENDING, key),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                if done.is_err() {
+                    // Cancelled before it could register.
+                    ops.remove(key);
+                }
+                done.is_ok()
+            }
+        });
+        if inserted {
+            core.wake_driver_for(tick);
+        }
+        state(self.word.load(Ordering::Acquire))
+    }
+
+    /// Tells whoever waits that the state has changed: wakes a `Delay`'s
+    /// task, or settles a scheduled future (`spawn_after`), which has no
+    /// owner to remove its entry.
+    fn notify(self: &Arc<Self>) {
+        match &self.on_expire {
+            OnExpire::Wake(waker) => waker.wake(),
+            OnExpire::Spawn(slot) => {
+                let word = self.word.load(Ordering::Acquire);
+                let Some(scheduled) = crate::sync::lock(slot).take() else {
+                    return;
+                };
+                if state(word) != CANCELLED {
+                    if let Some(k) = key(word) {
+                        self.shard.get().with_lock(|ops| ops.remove(k));
+                    }
+                }
+                self.shard.core().release();
+                if state(word) == EXPIRED {
+                    drop(scheduled.runtime.spawn(scheduled.future));
+                }
+            }
+        }
+    }
+
     /// Moves a pending delay to `to`, keeping its key; false if it was not
     /// pending.
     fn settle(&self, to: u64) -> bool {
@@ -85,7 +178,7 @@ impl Wake for DelayShared {
             EXPIRED
         };
         self.settle(to);
-        self.waker.wake();
+        self.notify();
     }
 }
 
@@ -129,12 +222,7 @@ pub struct Delay {
 impl Delay {
     pub(crate) fn new(shard: ShardRef, deadline: i64, future: bool) -> Delay {
         Delay {
-            shared: Arc::new(DelayShared {
-                shard,
-                deadline,
-                word: AtomicU64::new(PENDING),
-                waker: AtomicWaker::new(),
-            }),
+            shared: DelayShared::new(shard, deadline, OnExpire::Wake(AtomicWaker::new())),
             check_clock: !future,
         }
     }
@@ -159,42 +247,6 @@ impl Delay {
             _ => Poll::Pending,
         }
     }
-
-    /// Gives the delay an entry in its shard.
-    fn register(&mut self) {
-        let sh = &self.shared;
-        let core = sh.shard.core();
-        if self.check_clock && sh.deadline <= core.now_ns() {
-            sh.settle(EXPIRED);
-            return;
-        }
-        let tick = core.tick_of(sh.deadline);
-        let inserted = sh.shard.get().with_lock(|ops| {
-            if ops.is_shutdown() {
-                sh.settle(SHUTDOWN);
-                false
-            } else if tick <= ops.elapsed() {
-                sh.settle(EXPIRED);
-                false
-            } else {
-                let key = ops.insert(tick, Waker::from(sh.clone()));
-                let done = sh.word.compare_exchange(
-                    PENDING,
-                    with_key(PENDING, key),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
-                if done.is_err() {
-                    // Cancelled before it could register.
-                    ops.remove(key);
-                }
-                done.is_ok()
-            }
-        });
-        if inserted {
-            core.wake_driver_for(tick);
-        }
-    }
 }
 
 impl Future for Delay {
@@ -202,12 +254,14 @@ impl Future for Delay {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.shared.waker.register(cx.waker());
+        if let OnExpire::Wake(waker) = &this.shared.on_expire {
+            waker.register(cx.waker());
+        }
         let word = this.shared.word.load(Ordering::Acquire);
         if state(word) != PENDING || key(word).is_some() {
             return Delay::outcome(word);
         }
-        this.register();
+        this.shared.register(this.check_clock);
         Delay::outcome(this.shared.word.load(Ordering::Acquire))
     }
 }
@@ -232,10 +286,40 @@ impl Drop for Delay {
     }
 }
 
+/// Schedules `future` to be spawned on `runtime` at `deadline`; see
+/// [`Wheel::spawn_after`](crate::Wheel::spawn_after).
+pub(crate) fn schedule<F>(
+    shard: ShardRef,
+    deadline: i64,
+    future_deadline: bool,
+    runtime: tokio::runtime::Handle,
+    future: F,
+) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let scheduled = Scheduled {
+        future: Box::pin(async move {
+            future.await;
+        }),
+        runtime,
+    };
+    let on_expire = OnExpire::Spawn(std::sync::Mutex::new(Some(scheduled)));
+    let shared = DelayShared::new(shard, deadline, on_expire);
+    if shared.register(!future_deadline) != PENDING {
+        // Expired at once, or the wheel is shut down: settle it now.
+        shared.notify();
+    }
+    TimeoutHandle { shared }
+}
+
 // ===== TimeoutHandle =====
 
-/// Cancels a [`Delay`] from anywhere: `Clone + Send + Sync`, made by
-/// [`Delay::handle`].
+/// Cancels a [`Delay`] or a task scheduled by
+/// [`Wheel::spawn_after`](crate::Wheel::spawn_after) from anywhere:
+/// `Clone + Send + Sync`, made by [`Delay::handle`] or returned by
+/// `spawn_after`.
 ///
 /// A handle refers to its own delay only. Once that delay is gone (it
 /// expired, was cancelled, or was dropped) the handle does nothing and keeps
@@ -267,7 +351,8 @@ impl TimeoutHandle {
     /// [`Error::is_cancelled`] holds, and its entry leaves the wheel now.
     ///
     /// Returns `true` if this call cancelled a pending delay, `false` if it
-    /// had already expired, been cancelled, or been dropped.
+    /// had already expired, been cancelled, or been dropped. Cancelling a
+    /// scheduled task drops its future without running it.
     pub fn cancel(&self) -> bool {
         let sh = &self.shared;
         loop {
@@ -297,7 +382,7 @@ impl TimeoutHandle {
                 }),
             };
             if swapped {
-                sh.waker.wake();
+                sh.notify();
                 return true;
             }
         }
@@ -310,7 +395,7 @@ impl TimeoutHandle {
     }
 
     /// Whether the delay has expired: its deadline passed and the wheel
-    /// fired it.
+    /// fired it (for a scheduled task: the task was spawned).
     pub fn is_expired(&self) -> bool {
         state(self.shared.word.load(Ordering::Acquire)) == EXPIRED
     }

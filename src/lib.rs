@@ -49,8 +49,10 @@
 
 mod builder;
 mod delay;
+pub mod delay_queue;
 mod driver;
 pub mod error;
+mod interval;
 mod metrics;
 mod sleep;
 mod sync;
@@ -60,6 +62,8 @@ mod wheel;
 
 pub use builder::Builder;
 pub use delay::{Delay, TimeoutHandle};
+pub use delay_queue::DelayQueue;
+pub use interval::Interval;
 pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;

@@ -183,6 +183,10 @@ impl Sleep {
         }
     }
 
+    pub(crate) fn core(&self) -> &crate::driver::Core {
+        self.shard.core()
+    }
+
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let core = self.shard.core();
         match self.state {

@@ -1,14 +1,15 @@
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::delay::schedule;
 use crate::driver::{ShardRef, Shards};
 use crate::error::Error;
 use crate::metrics::Metrics;
 use crate::sleep::deadline_after;
 use crate::sync::{Arc, Ordering};
-use crate::{Builder, Delay, Sleep, Timeout};
+use crate::{Builder, Delay, DelayQueue, Interval, Sleep, Timeout, TimeoutHandle};
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
@@ -80,6 +81,17 @@ impl Drop for Handle {
         if core.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
             core.signal.notify_one();
         }
+    }
+}
+
+/// The runtime to spawn on, or a panic naming the caller.
+#[track_caller]
+fn current_runtime(what: &str) -> tokio::runtime::Handle {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => h,
+        Err(_) => panic!(
+            "hashwheel::Wheel::{what} must be called from the context of a Tokio 1.x runtime"
+        ),
     }
 }
 
@@ -255,7 +267,10 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(future.into_future(), self.try_sleep(duration)?))
+        Ok(Timeout::new(
+            future.into_future(),
+            self.try_sleep(duration)?,
+        ))
     }
 
     /// Requires `future` to complete by `deadline`.
@@ -278,7 +293,11 @@ impl Wheel {
     /// # }
     /// ```
     #[track_caller]
-    pub fn timeout_at<F: IntoFuture>(&self, deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    pub fn timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Timeout<F::IntoFuture> {
         Timeout::new(future.into_future(), self.sleep_until(deadline))
     }
 
@@ -360,6 +379,176 @@ impl Wheel {
         let shard = self.claim()?;
         let ns = shard.core().ns_of(deadline);
         Ok(Delay::new(shard, ns, false))
+    }
+
+    // ===== scheduled tasks =====
+
+    /// Spawns `future` on the current runtime `duration` from now: Netty's
+    /// `newTimeout(task, delay)` for async code.
+    ///
+    /// Until then the future waits in the wheel, costing one wheel entry and
+    /// no tokio task; cancelling the returned handle first drops it without
+    /// running it. Its output is discarded. If the wheel shuts down first, the
+    /// future is dropped and the handle reports neither expired nor cancelled.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, or when the wheel is at capacity (see
+    /// [`try_spawn_after`](Wheel::try_spawn_after)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let (tx, rx) = tokio::sync::oneshot::channel();
+    /// let retry = wheel.spawn_after(Duration::from_secs(1), async move {
+    ///     tx.send("retried").unwrap();
+    /// });
+    /// assert_eq!(rx.await.unwrap(), "retried");
+    /// assert!(retry.is_expired());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn spawn_after<F>(&self, duration: Duration, future: F) -> TimeoutHandle
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self.try_spawn_after(duration, future) {
+            Ok(h) => h,
+            Err(e) => panic!("hashwheel::Wheel::spawn_after: {e}"),
+        }
+    }
+
+    /// Like [`spawn_after`](Wheel::spawn_after), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    #[track_caller]
+    pub fn try_spawn_after<F>(&self, duration: Duration, future: F) -> Result<TimeoutHandle, Error>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let runtime = current_runtime("spawn_after");
+        let shard = self.claim()?;
+        let (deadline, ahead) = deadline_after(&shard, duration);
+        Ok(schedule(shard, deadline, ahead, runtime, future))
+    }
+
+    /// Spawns `future` on the current runtime at `deadline`; see
+    /// [`spawn_after`](Wheel::spawn_after).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, or when the wheel is at capacity.
+    #[track_caller]
+    pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let runtime = current_runtime("spawn_at");
+        let shard = self.claim_or_panic("spawn_at");
+        let ns = shard.core().ns_of(deadline);
+        schedule(shard, ns, false, runtime, future)
+    }
+
+    // ===== Interval =====
+
+    /// An [`Interval`] whose first tick completes at once and then every
+    /// `period`.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero, or the wheel is at capacity.
+    ///
+    /// ```should_panic
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let _ = wheel.interval(std::time::Duration::ZERO); // `period` must be non-zero.
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn interval(&self, period: Duration) -> Interval {
+        self.interval_at(Instant::now(), period)
+    }
+
+    /// An [`Interval`] whose first tick completes at `start` and then every
+    /// `period`.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero, or the wheel is at capacity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now() + Duration::from_millis(50);
+    /// let mut interval = wheel.interval_at(start, Duration::from_millis(10));
+    /// assert_eq!(interval.tick().await, start);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
+        assert!(period > Duration::ZERO, "`period` must be non-zero.");
+        Interval::new(self.sleep_until(start), period)
+    }
+
+    // ===== DelayQueue =====
+
+    /// An empty [`DelayQueue`] whose values expire on this wheel's ticks.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound:
+    /// the queue keeps one timer on the wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert(1u32, Duration::from_millis(5));
+    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
+    /// assert_eq!(expired.unwrap().into_inner(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
+        self.delay_queue_with_capacity(0)
+    }
+
+    /// An empty [`DelayQueue`] with room for `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// As [`delay_queue`](Wheel::delay_queue).
+    #[track_caller]
+    pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
+        let shard = self.claim_or_panic("delay_queue");
+        DelayQueue::new(Sleep::new(shard, 0, false), capacity)
     }
 
     // ===== the wheel itself =====

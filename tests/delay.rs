@@ -148,7 +148,11 @@ async fn cancel_races_with_expiry_without_losing_either() {
         let outcome = waiter.await.unwrap();
         let cancelled = canceller.await.unwrap();
         // Exactly one side wins.
-        assert_eq!(outcome.is_err(), cancelled, "{outcome:?} vs cancel() = {cancelled}");
+        assert_eq!(
+            outcome.is_err(),
+            cancelled,
+            "{outcome:?} vs cancel() = {cancelled}"
+        );
     }
     assert_eq!(wheel.metrics().num_pending(), 0);
     assert_eq!(wheel.metrics().num_entries(), 0);

@@ -10,7 +10,12 @@ use common::{advance, ms, settle};
 #[tokio::test(start_paused = true)]
 async fn completes_at_the_first_tick_at_or_after_its_deadline() {
     let wheel = Wheel::builder().tick(ms(10)).build().unwrap();
-    for (asked, fires) in [(ms(10), ms(10)), (ms(11), ms(20)), (Duration::from_nanos(1), ms(10)), (ms(25), ms(30))] {
+    for (asked, fires) in [
+        (ms(10), ms(10)),
+        (ms(11), ms(20)),
+        (Duration::from_nanos(1), ms(10)),
+        (ms(25), ms(30)),
+    ] {
         // Start each case on a tick boundary.
         let start = Instant::now();
         wheel.sleep(asked).await;
@@ -85,7 +90,11 @@ async fn a_day_and_five_years_complete_at_once_with_few_wakeups() {
     let start = Instant::now();
     wheel.sleep(Duration::from_secs(5 * 365 * 86_400)).await;
     assert_eq!(start.elapsed(), Duration::from_secs(5 * 365 * 86_400));
-    assert!(wheel.metrics().driver_wakeups_count() <= 6, "{:?}", wheel.metrics());
+    assert!(
+        wheel.metrics().driver_wakeups_count() <= 6,
+        "{:?}",
+        wheel.metrics()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -148,7 +157,10 @@ async fn drop_removes_the_entry() {
     assert_eq!(wheel.metrics().num_pending(), 1);
     drop(sleep);
     let m = wheel.metrics();
-    assert_eq!((m.num_pending(), m.num_entries(), m.cancelled_count()), (0, 0, 1));
+    assert_eq!(
+        (m.num_pending(), m.num_entries(), m.cancelled_count()),
+        (0, 0, 1)
+    );
     // Nothing fires later.
     advance(ms(100)).await;
     assert_eq!(wheel.metrics().fired_count(), 0);
@@ -202,7 +214,9 @@ async fn timers_several_turns_away_fire_on_their_own_tick() {
 #[tokio::test(start_paused = true)]
 async fn a_stalled_driver_catches_up_once_never_early() {
     let wheel = Wheel::builder().slots(8).build().unwrap();
-    let mut sleeps: Vec<_> = (1..=100u64).map(|i| task::spawn(wheel.sleep(ms(i)))).collect();
+    let mut sleeps: Vec<_> = (1..=100u64)
+        .map(|i| task::spawn(wheel.sleep(ms(i))))
+        .collect();
     for s in &mut sleeps {
         assert_pending!(s.poll());
     }

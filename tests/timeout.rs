@@ -15,7 +15,10 @@ async fn ready_future_needs_no_timer() {
         assert_eq!(wheel.timeout(ms(10), ready(3)).await, Ok(3));
     }
     let m = wheel.metrics();
-    assert_eq!((m.num_entries(), m.cancelled_count(), m.fired_count()), (0, 0, 0));
+    assert_eq!(
+        (m.num_entries(), m.cancelled_count(), m.fired_count()),
+        (0, 0, 0)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -72,8 +75,9 @@ async fn timeout_at_uses_the_given_deadline() {
 async fn accessors_reach_the_inner_future() {
     let wheel = Wheel::new();
     let mut t = wheel.timeout(ms(5), ready(1u8));
-    let _: &std::future::Ready<u8> = t.get_ref();
-    let _: &mut std::future::Ready<u8> = t.get_mut();
+    let by_ref: *const std::future::Ready<u8> = t.get_ref();
+    let by_mut: *const std::future::Ready<u8> = t.get_mut();
+    assert_eq!(by_ref, by_mut);
     assert_eq!(t.into_inner().await, 1);
 }
 

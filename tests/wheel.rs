@@ -14,18 +14,39 @@ fn build_err(b: hashwheel::Builder) -> String {
 #[tokio::test(start_paused = true)]
 async fn builder_rejects_bad_settings_with_a_message() {
     let b = Wheel::builder;
-    assert_eq!(build_err(b().tick(Duration::ZERO)), "tick must be at least 1 millisecond");
-    assert_eq!(build_err(b().tick(Duration::from_micros(999))), "tick must be at least 1 millisecond");
-    assert_eq!(build_err(b().tick(Duration::MAX)), "tick must be at most 2^64 nanoseconds");
+    assert_eq!(
+        build_err(b().tick(Duration::ZERO)),
+        "tick must be at least 1 millisecond"
+    );
+    assert_eq!(
+        build_err(b().tick(Duration::from_micros(999))),
+        "tick must be at least 1 millisecond"
+    );
+    assert_eq!(
+        build_err(b().tick(Duration::MAX)),
+        "tick must be at most 2^64 nanoseconds"
+    );
     assert_eq!(build_err(b().slots(0)), "slots must be at least 1");
-    assert_eq!(build_err(b().slots((1 << 30) + 1)), "slots must be at most 2^30 (1073741824)");
+    assert_eq!(
+        build_err(b().slots((1 << 30) + 1)),
+        "slots must be at most 2^30 (1073741824)"
+    );
     assert_eq!(
         build_err(b().tick(Duration::from_nanos(u64::MAX)).slots(1 << 30)),
         "tick × slots overflows a Duration"
     );
-    assert_eq!(build_err(b().max_pending(0)), "max_pending must be at least 1");
-    assert_eq!(build_err(b().shards(0)), "shards must be between 1 and 1024");
-    assert_eq!(build_err(b().shards(1025)), "shards must be between 1 and 1024");
+    assert_eq!(
+        build_err(b().max_pending(0)),
+        "max_pending must be at least 1"
+    );
+    assert_eq!(
+        build_err(b().shards(0)),
+        "shards must be between 1 and 1024"
+    );
+    assert_eq!(
+        build_err(b().shards(1025)),
+        "shards must be between 1 and 1024"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -33,7 +54,13 @@ async fn slots_round_up_to_a_power_of_two() {
     for (asked, got) in [(1, 1), (3, 4), (1000, 1024), (4096, 4096)] {
         assert_eq!(Wheel::builder().slots(asked).build().unwrap().slots(), got);
     }
-    let w = Wheel::builder().tick(ms(1)).slots(1).shards(1).max_pending(1).build().unwrap();
+    let w = Wheel::builder()
+        .tick(ms(1))
+        .slots(1)
+        .shards(1)
+        .max_pending(1)
+        .build()
+        .unwrap();
     // One slot, one timer at a time: still exact.
     let start = Instant::now();
     w.sleep(ms(3)).await;
@@ -59,13 +86,22 @@ async fn try_forms_fail_at_capacity_and_plain_forms_panic() {
     let a = wheel.sleep(ms(10));
     let b = wheel.try_delay(ms(10)).unwrap();
     assert!(wheel.try_sleep(ms(10)).unwrap_err().is_at_capacity());
-    assert!(wheel.try_sleep_until(Instant::now()).unwrap_err().is_at_capacity());
-    assert!(wheel.try_timeout(ms(10), std::future::ready(())).unwrap_err().is_at_capacity());
+    assert!(wheel
+        .try_sleep_until(Instant::now())
+        .unwrap_err()
+        .is_at_capacity());
+    assert!(wheel
+        .try_timeout(ms(10), std::future::ready(()))
+        .unwrap_err()
+        .is_at_capacity());
     assert!(wheel.try_delay(ms(10)).unwrap_err().is_at_capacity());
     let w = wheel.clone();
     let panicked = std::panic::catch_unwind(move || drop(w.sleep(ms(1)))).unwrap_err();
     let msg = panicked.downcast_ref::<String>().unwrap();
-    assert_eq!(msg, "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_pending timers are pending)");
+    assert_eq!(
+        msg,
+        "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_pending timers are pending)"
+    );
     drop(a);
     let c = wheel.try_timeout(ms(10), async {}).unwrap();
     assert!(wheel.try_sleep(ms(1)).is_err());
@@ -160,7 +196,11 @@ async fn driver_exits_after_the_last_handle_and_timer() {
     assert_pending!(sleep.poll());
     drop(wheel);
     settle().await;
-    assert_eq!(metrics.num_alive_tasks(), 1, "a timer still needs the driver");
+    assert_eq!(
+        metrics.num_alive_tasks(),
+        1,
+        "a timer still needs the driver"
+    );
     advance(ms(500)).await;
     assert_ready!(sleep.poll());
     drop(sleep);
@@ -191,7 +231,10 @@ async fn metrics_count_what_happened() {
     assert_ready!(fired.poll());
     let m = wheel.metrics();
     assert_eq!(m.num_shards(), 2);
-    assert_eq!((m.num_pending(), m.fired_count(), m.cancelled_count()), (0, 1, 1));
+    assert_eq!(
+        (m.num_pending(), m.fired_count(), m.cancelled_count()),
+        (0, 1, 1)
+    );
     assert_eq!(m.max_driver_lag(), Duration::ZERO);
 }
 

@@ -140,6 +140,11 @@ impl Core {
         }
     }
 
+    /// The boundary of `tick` in nanoseconds from the origin (saturating).
+    pub(crate) fn ns_of_tick(&self, tick: u64) -> i64 {
+        i64::try_from(u128::from(tick) * u128::from(self.tick_ns)).unwrap_or(NEVER_NS)
+    }
+
     pub(crate) fn instant_of_tick(&self, tick: u64) -> Option<Instant> {
         let ns = u128::from(tick) * u128::from(self.tick_ns);
         let d = Duration::new(
@@ -500,7 +505,9 @@ impl ShardRef {
 
     #[inline]
     pub(crate) fn get(&self) -> &Shard {
-        self.0.as_deref().expect("shard reference is only taken in drop")
+        self.0
+            .as_deref()
+            .expect("shard reference is only taken in drop")
     }
 
     #[inline]

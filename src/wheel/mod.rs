@@ -176,10 +176,6 @@ impl<T> HashedWheel<T> {
         self.place(key, tick);
     }
 
-    pub(crate) fn contains(&self, key: u32) -> bool {
-        self.entries.contains(key as usize)
-    }
-
     pub(crate) fn get(&self, key: u32) -> Option<&T> {
         self.entries.get(key as usize).map(|e| &e.value)
     }
@@ -289,6 +285,37 @@ impl<T> HashedWheel<T> {
         Some((key, &mut self.entries[key as usize].value))
     }
 
+    /// The entry that expires first: the head of the due list, else the
+    /// scheduled entry with the smallest tick. O(slots) at worst: buckets are
+    /// scanned in tick order and the scan stops at the first bucket holding
+    /// an entry of the current turn.
+    pub(crate) fn peek_earliest(&self) -> Option<u32> {
+        if self.due_head != NIL {
+            return Some(self.due_head);
+        }
+        let slots = self.mask + 1;
+        let mut best: Option<(u64, u32)> = None;
+        for i in 1..=slots {
+            let t = self.elapsed.saturating_add(i);
+            let b = (t & self.mask) as usize;
+            if self.mins[b] == NEVER {
+                continue;
+            }
+            let mut key = self.heads[b];
+            while key != NIL {
+                let e = &self.entries[key as usize];
+                if best.is_none_or(|(tick, _)| e.tick < tick) {
+                    best = Some((e.tick, key));
+                }
+                key = e.next;
+            }
+            if best.is_some_and(|(tick, _)| tick <= t) {
+                break;
+            }
+        }
+        best.map(|(_, key)| key)
+    }
+
     /// The first entry of the due list, if any, without taking it.
     pub(crate) fn peek_due(&self) -> Option<u32> {
         (self.due_head != NIL).then_some(self.due_head)
@@ -314,11 +341,6 @@ impl<T> HashedWheel<T> {
         }
         self.mins.fill(NEVER);
         self.next = NEVER;
-    }
-
-    /// Iterates over every entry in the slab, expired ones included.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &T)> + '_ {
-        self.entries.iter().map(|(k, e)| (k as u32, &e.value))
     }
 
     /// Removes every entry.
@@ -532,6 +554,19 @@ mod tests {
         w.remove(k);
         w.advance(3);
         assert_eq!(w.next_expiration(), Some(13));
+    }
+
+    #[test]
+    fn peek_earliest_finds_the_smallest_tick() {
+        let mut w = HashedWheel::new(8, 0);
+        assert_eq!(w.peek_earliest(), None);
+        let far = w.insert(17, 0).unwrap(); // bucket 1, turn 3
+        let near = w.insert(10, 0).unwrap(); // bucket 2, turn 2
+        assert_eq!(w.peek_earliest(), Some(near));
+        w.remove(near);
+        assert_eq!(w.peek_earliest(), Some(far));
+        let due = w.insert(0, 0).unwrap();
+        assert_eq!(w.peek_earliest(), Some(due));
     }
 
     #[test]

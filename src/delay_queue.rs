@@ -1,0 +1,452 @@
+//! A queue of values that expire: tokio-util's `DelayQueue` on a hashed
+//! wheel.
+//!
+//! The queue owns a private [`HashedWheel`] (the same structure the shared
+//! driver uses, with no lock: the queue has a single owner) and one
+//! wheel-backed [`Sleep`] armed for the earliest tick that can hold a due
+//! value.
+//!
+//! # Invariants
+//!
+//! - Every value in the queue is one entry of `wheel`; its slot carries the
+//!   value, its exact deadline and the generation its [`Key`] was given.
+//! - A key is valid while the entry at its index carries its generation.
+//! - `armed` is the tick the sleep is set for, if any; every insert or reset
+//!   to an earlier tick wakes the task last seen in `poll_expired`.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures_core::Stream;
+use tokio::time::Instant;
+
+use crate::driver::Core;
+use crate::wheel::HashedWheel;
+use crate::Sleep;
+
+/// A key to a value in a [`DelayQueue`], returned by
+/// [`insert`](DelayQueue::insert).
+///
+/// Keys are generational: once its value has been removed or has expired, a
+/// key never reaches another value, even one stored in the same slot; the
+/// `try_` methods return `None` for it and the others panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    index: u32,
+    generation: u32,
+}
+
+/// A value that has left a [`DelayQueue`], by expiring or by
+/// [`remove`](DelayQueue::remove).
+#[derive(Debug)]
+pub struct Expired<T> {
+    value: T,
+    deadline: Instant,
+    key: Key,
+}
+
+impl<T> Expired<T> {
+    /// The value.
+    pub fn get_ref(&self) -> &T {
+        &self.value
+    }
+
+    /// The value, mutably.
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+
+    /// Takes the value.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+
+    /// The deadline the value had.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The key the value had. It is no longer valid.
+    pub fn key(&self) -> Key {
+        self.key
+    }
+}
+
+struct Slot<T> {
+    value: T,
+    deadline: i64,
+    generation: u32,
+}
+
+/// A queue of values that each expire at a deadline: the surface of
+/// `tokio_util::time::DelayQueue`, so that switching is a change of import,
+/// on a hashed timing wheel. Made by
+/// [`Wheel::delay_queue`](crate::Wheel::delay_queue).
+///
+/// Values come out of [`poll_expired`](DelayQueue::poll_expired) (or the
+/// [`Stream`] impl) at the first tick of the wheel at or after their
+/// deadline, never before. Two differences from tokio-util's, by design:
+///
+/// - [`Key`]s are generational: a key whose value is gone never reaches a
+///   newer value.
+/// - [`shrink_to_fit`](DelayQueue::shrink_to_fit) gives memory back once a
+///   burst has drained.
+///
+/// # Implementation
+///
+/// A private hashed timing wheel (Varghese & Lauck 1996, scheme 6) with the
+/// tick and slot count of the [`Wheel`](crate::Wheel) it came from, entries
+/// in a slab chained per bucket: insert, reset and remove are O(1); expiry is
+/// O(1) per value plus a look at each bucket whose tick has come. The queue
+/// has one owner, so it takes no lock; it keeps one [`Sleep`] on the shared
+/// wheel for its next due tick, so the shared driver wakes it.
+///
+/// # Cancel safety
+///
+/// `poll_expired` and `next()` on the stream are cancel safe: a value is only
+/// taken out of the queue when it is returned.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use futures::StreamExt;
+/// use std::time::Duration;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let mut queue = wheel.delay_queue();
+/// let idle = queue.insert("conn-1", Duration::from_secs(30));
+/// queue.insert("conn-2", Duration::from_secs(10));
+/// queue.reset(&idle, Duration::from_secs(60)); // conn-1 was active
+/// assert_eq!(queue.next().await.unwrap().into_inner(), "conn-2");
+/// assert_eq!(queue.next().await.unwrap().into_inner(), "conn-1");
+/// assert!(queue.next().await.is_none());
+/// # }
+/// ```
+pub struct DelayQueue<T> {
+    wheel: HashedWheel<Slot<T>>,
+    sleep: Sleep,
+    armed: Option<u64>,
+    waker: Option<Waker>,
+    generation: u32,
+    /// tokio's timer, used only once the shared wheel has shut down.
+    fallback: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> fmt::Debug for DelayQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DelayQueue")
+            .field("len", &self.wheel.len())
+            .field("capacity", &self.wheel.capacity())
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
+impl<T> DelayQueue<T> {
+    pub(crate) fn new(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
+        let core = sleep.core();
+        let wheel = HashedWheel::with_capacity(core.slots, core.now_tick(), capacity);
+        DelayQueue {
+            wheel,
+            sleep,
+            armed: None,
+            waker: None,
+            generation: 0,
+            fallback: None,
+        }
+    }
+
+    fn core(&self) -> &Core {
+        self.sleep.core()
+    }
+
+    /// Inserts `value`, to expire `timeout` from now. A timeout too long to
+    /// represent never expires.
+    ///
+    /// # Panics
+    ///
+    /// When the queue already holds 2^32 - 3 values.
+    #[track_caller]
+    pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
+        let ns = self.core().ns_after(timeout);
+        self.insert_ns(value, ns)
+    }
+
+    /// Inserts `value`, to expire at `when`. A deadline in the past expires
+    /// at the next poll.
+    ///
+    /// # Panics
+    ///
+    /// When the queue already holds 2^32 - 3 values.
+    #[track_caller]
+    pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
+        let ns = self.core().ns_of(when);
+        self.insert_ns(value, ns)
+    }
+
+    #[track_caller]
+    fn insert_ns(&mut self, value: T, deadline: i64) -> Key {
+        let tick = self.core().tick_of(deadline);
+        let generation = self.generation;
+        self.generation = self.generation.wrapping_add(1);
+        let slot = Slot {
+            value,
+            deadline,
+            generation,
+        };
+        let Ok(index) = self.wheel.insert(tick, slot) else {
+            panic!("DelayQueue is full: it holds 2^32 - 3 values");
+        };
+        self.wake_if_sooner(tick);
+        Key { index, generation }
+    }
+
+    /// Wakes the polling task if `tick` comes before the armed one.
+    fn wake_if_sooner(&mut self, tick: u64) {
+        if self.armed.is_none_or(|armed| tick < armed) {
+            self.armed = None;
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    fn valid(&self, key: &Key) -> bool {
+        self.wheel
+            .get(key.index)
+            .is_some_and(|s| s.generation == key.generation)
+    }
+
+    /// Removes the value of `key` and returns it.
+    ///
+    /// # Panics
+    ///
+    /// When `key` is not in the queue (removed, or expired and returned);
+    /// [`try_remove`](DelayQueue::try_remove) returns `None` instead.
+    #[track_caller]
+    pub fn remove(&mut self, key: &Key) -> Expired<T> {
+        match self.try_remove(key) {
+            Some(e) => e,
+            None => panic!("invalid key: {key:?} is not in this DelayQueue"),
+        }
+    }
+
+    /// Removes the value of `key` and returns it, or `None` when `key` is not
+    /// in the queue.
+    pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
+        if !self.valid(key) {
+            return None;
+        }
+        Some(self.take(key.index))
+    }
+
+    fn take(&mut self, index: u32) -> Expired<T> {
+        let slot = self.wheel.remove(index);
+        Expired {
+            deadline: self.core().instant_of(slot.deadline),
+            key: Key {
+                index,
+                generation: slot.generation,
+            },
+            value: slot.value,
+        }
+    }
+
+    /// Moves the value of `key` to expire `timeout` from now.
+    ///
+    /// # Panics
+    ///
+    /// When `key` is not in the queue; see [`try_reset`](DelayQueue::try_reset).
+    #[track_caller]
+    pub fn reset(&mut self, key: &Key, timeout: Duration) {
+        if self.try_reset(key, timeout).is_none() {
+            panic!("invalid key: {key:?} is not in this DelayQueue");
+        }
+    }
+
+    /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
+    /// not in the queue.
+    pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
+        let ns = self.core().ns_after(timeout);
+        self.reset_ns(key, ns)
+    }
+
+    /// Moves the value of `key` to expire at `when`.
+    ///
+    /// # Panics
+    ///
+    /// When `key` is not in the queue; see
+    /// [`try_reset_at`](DelayQueue::try_reset_at).
+    #[track_caller]
+    pub fn reset_at(&mut self, key: &Key, when: Instant) {
+        if self.try_reset_at(key, when).is_none() {
+            panic!("invalid key: {key:?} is not in this DelayQueue");
+        }
+    }
+
+    /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
+    /// `key` is not in the queue.
+    pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
+        let ns = self.core().ns_of(when);
+        self.reset_ns(key, ns)
+    }
+
+    fn reset_ns(&mut self, key: &Key, deadline: i64) -> Option<()> {
+        if !self.valid(key) {
+            return None;
+        }
+        let tick = self.core().tick_of(deadline);
+        self.wheel.get_mut(key.index)?.deadline = deadline;
+        self.wheel.reschedule(key.index, tick);
+        self.wake_if_sooner(tick);
+        Some(())
+    }
+
+    /// The deadline of the value of `key`.
+    ///
+    /// # Panics
+    ///
+    /// When `key` is not in the queue; see
+    /// [`try_deadline`](DelayQueue::try_deadline).
+    #[track_caller]
+    pub fn deadline(&self, key: &Key) -> Instant {
+        match self.try_deadline(key) {
+            Some(d) => d,
+            None => panic!("invalid key: {key:?} is not in this DelayQueue"),
+        }
+    }
+
+    /// The deadline of the value of `key`, or `None` when `key` is not in
+    /// the queue.
+    pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
+        let slot = self.wheel.get(key.index)?;
+        (slot.generation == key.generation).then(|| self.core().instant_of(slot.deadline))
+    }
+
+    /// The key of the value that expires next, if any.
+    pub fn peek(&self) -> Option<Key> {
+        let index = self.wheel.peek_earliest()?;
+        let generation = self.wheel.get(index)?.generation;
+        Some(Key { index, generation })
+    }
+
+    /// The number of values in the queue, expired ones not yet returned
+    /// included.
+    pub fn len(&self) -> usize {
+        self.wheel.len()
+    }
+
+    /// Whether the queue holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.wheel.len() == 0
+    }
+
+    /// How many values the queue can hold without allocating.
+    pub fn capacity(&self) -> usize {
+        self.wheel.capacity()
+    }
+
+    /// Makes room for at least `additional` more values.
+    pub fn reserve(&mut self, additional: usize) {
+        self.wheel.reserve(additional);
+    }
+
+    /// Gives back as much memory as possible without moving any value: after
+    /// a burst has drained, all of it.
+    pub fn shrink_to_fit(&mut self) {
+        self.wheel.shrink_to_fit();
+    }
+
+    /// Removes every value.
+    pub fn clear(&mut self) {
+        self.wheel.clear();
+        self.armed = None;
+    }
+
+    /// Returns the next expired value, `Pending` until one expires, or
+    /// `Ready(None)` when the queue is empty.
+    ///
+    /// After `Ready(None)` or `Pending`, the task is woken when a value
+    /// inserted (or reset) later can expire sooner than what the queue was
+    /// waiting for.
+    pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
+        loop {
+            if let Some(index) = self.wheel.peek_due() {
+                return Poll::Ready(Some(self.take(index)));
+            }
+            let now = self.core().now_tick();
+            if now > self.wheel.elapsed() {
+                self.wheel.advance(now);
+                if self.wheel.peek_due().is_some() {
+                    continue;
+                }
+            }
+            let Some(tick) = self.wheel.next_expiration() else {
+                self.armed = None;
+                return if self.wheel.len() == 0 {
+                    Poll::Ready(None)
+                } else {
+                    // Only values that never expire.
+                    Poll::Pending
+                };
+            };
+            if self.armed != Some(tick) {
+                let at = self.core().ns_of_tick(tick);
+                self.sleep.reset_ns(at);
+                self.armed = Some(tick);
+            }
+            if self.sleep.poll_sleep(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.armed = None;
+            if self.core().now_tick() < tick {
+                // The sleep completed before its tick: the shared wheel has
+                // shut down. Wait on tokio's timer instead, so that values
+                // still expire on time and never early.
+                let at = self.core().instant_of(self.core().ns_of_tick(tick));
+                let fallback = self
+                    .fallback
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+                fallback.as_mut().reset(at);
+                if fallback.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            // The tick has come: the next turn of the loop advances to it.
+        }
+    }
+}
+
+impl<T> Stream for DelayQueue<T> {
+    type Item = Expired<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        self.get_mut().poll_expired(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.wheel.len()))
+    }
+}
+
+/// Values are never pinned: the queue moves them freely.
+impl<T> Unpin for DelayQueue<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_stay_smaller_than_tokio_utils() {
+        // tokio-util stores 56 bytes per u64 value.
+        assert!(std::mem::size_of::<Slot<u64>>() <= 24);
+    }
+}

@@ -1,0 +1,155 @@
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_core::Stream;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::Sleep;
+
+/// How late a tick may be before it counts as missed (tokio's threshold).
+const MISSED_AFTER: Duration = Duration::from_millis(5);
+
+/// Ticks at a fixed period, made by [`Wheel::interval`](crate::Wheel::interval)
+/// or [`Wheel::interval_at`](crate::Wheel::interval_at): tokio's `Interval` on
+/// the wheel.
+///
+/// The first tick completes at once (or at the start given to
+/// `interval_at`); then every `period`. Ticks that were missed because the
+/// task was busy are handled by the [`MissedTickBehavior`], with tokio's
+/// meaning (`Burst` by default). It is an [`Unpin`] `Stream` of the
+/// instants at which each tick was scheduled.
+///
+/// # Cancel safety
+///
+/// [`tick`](Interval::tick) is cancel safe: if it is dropped before it
+/// completes (in a `select!` whose other branch won), no tick is lost.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let start = Instant::now();
+/// let mut interval = wheel.interval(Duration::from_millis(10));
+/// interval.tick().await; // at once
+/// interval.tick().await;
+/// interval.tick().await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Interval {
+    sleep: Sleep,
+    period: Duration,
+    missed: MissedTickBehavior,
+}
+
+impl Interval {
+    /// `period` is non-zero: the constructors on `Wheel` check it.
+    pub(crate) fn new(sleep: Sleep, period: Duration) -> Interval {
+        Interval {
+            sleep,
+            period,
+            missed: MissedTickBehavior::Burst,
+        }
+    }
+
+    /// Completes at the next tick and returns the instant it was scheduled
+    /// for.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn tick(&mut self) -> Instant {
+        std::future::poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick; the waker of `cx` is woken when it comes.
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        if self.sleep.poll_sleep(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let scheduled = self.sleep.deadline();
+        let now = Instant::now();
+        let next = if now > scheduled + MISSED_AFTER {
+            self.next_after_miss(scheduled, now)
+        } else {
+            later(scheduled, self.period)
+        };
+        self.sleep.reset(next);
+        Poll::Ready(scheduled)
+    }
+
+    /// The next tick after one scheduled at `scheduled` and seen at `now`,
+    /// more than the threshold late.
+    fn next_after_miss(&self, scheduled: Instant, now: Instant) -> Instant {
+        match self.missed {
+            MissedTickBehavior::Burst => later(scheduled, self.period),
+            MissedTickBehavior::Delay => later(now, self.period),
+            MissedTickBehavior::Skip => {
+                let late = now.duration_since(scheduled).as_nanos();
+                let period = self.period.as_nanos();
+                let into = u64::try_from(late % period).expect("below the period");
+                later(now, self.period - Duration::from_nanos(into))
+            }
+        }
+    }
+
+    /// Makes the next tick come one period from now.
+    pub fn reset(&mut self) {
+        self.sleep.reset(later(Instant::now(), self.period));
+    }
+
+    /// Makes the next tick come at once.
+    pub fn reset_immediately(&mut self) {
+        self.sleep.reset(Instant::now());
+    }
+
+    /// Makes the next tick come `after` from now.
+    pub fn reset_after(&mut self, after: Duration) {
+        self.sleep.reset(later(Instant::now(), after));
+    }
+
+    /// Makes the next tick come at `deadline`.
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.sleep.reset(deadline);
+    }
+
+    /// The period.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// What happens to missed ticks.
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed
+    }
+
+    /// Sets what happens to missed ticks.
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed = behavior;
+    }
+}
+
+/// `t + d`, or a time too far away to ever come when that overflows.
+fn later(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(1 << 40))
+}
+
+impl Stream for Interval {
+    type Item = Instant;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
+        self.get_mut().poll_tick(cx).map(Some)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (usize::MAX, None)
+    }
+}
