@@ -90,19 +90,13 @@ fn throughput(c: &mut Criterion, env: &Env) {
 }
 
 fn pending_timers(c: &mut Criterion, env: &Env) {
-    let holders = [
-        Imp::Hashwheel,
-        Imp::Tokio,
-        Imp::TokioUtil,
-        Imp::FuturesTimer,
-    ];
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
         let mut rng = Rng::new(n as u64);
         let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
         let order = rng.permutation(n);
         let mut g = slow(c, &format!("insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
-        for imp in holders {
+        for imp in Imp::HOLDERS {
             let run = || w::insert_cancel(env, imp, &deadlines, &order);
             g.bench_function(BenchmarkId::new("insert", imp.id()), |b| {
                 b.iter_custom(|iters| repeat(iters, || cpu(run().insert)))
@@ -152,7 +146,6 @@ fn delay_queue(c: &mut Criterion) {
     let order = rng.permutation(n);
     let mut g = slow(c, "delay_queue_1000000_cpu");
     g.throughput(Throughput::Elements(n as u64));
-    let imp = Imp::TokioUtil;
     type Pick = fn(&w::QueueOps) -> Span;
     let ops: [(&str, Pick); 4] = [
         ("insert", |q| q.insert),
@@ -161,13 +154,15 @@ fn delay_queue(c: &mut Criterion) {
         ("drain", |q| q.drain),
     ];
     for (op, pick) in ops {
-        g.bench_function(BenchmarkId::new(op, imp.id()), |b| {
-            b.iter_custom(|iters| {
-                repeat(iters, || {
-                    cpu(pick(&w::delay_queue(imp, &deadlines, &order)))
+        for imp in Imp::QUEUES {
+            g.bench_function(BenchmarkId::new(op, imp.id()), |b| {
+                b.iter_custom(|iters| {
+                    repeat(iters, || {
+                        cpu(pick(&w::delay_queue(imp, &deadlines, &order)))
+                    })
                 })
-            })
-        });
+            });
+        }
     }
     g.finish();
 }

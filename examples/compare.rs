@@ -113,28 +113,43 @@ impl Table {
         println!();
         println!("|---|---|{}", "---|".repeat(Imp::ALL.len()));
         for row in &mut self.rows {
-            let hw = row
-                .values
-                .get_mut(&Imp::Hashwheel)
-                .map(|v| median(v))
-                .unwrap_or(f64::NAN);
+            let mut medians = HashMap::new();
+            for (imp, v) in row.values.iter_mut() {
+                medians.insert(*imp, median(v));
+            }
             print!("| {} | {} |", row.name, row.unit);
             for imp in Imp::ALL {
-                match row.values.get_mut(&imp) {
-                    None => print!(" – |"),
-                    Some(v) => {
-                        let med = median(v);
-                        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                        print!(" {} ({})", fmt(med), fmt(min));
-                        if imp != Imp::Hashwheel && hw > 0.0 && hw.is_finite() {
-                            print!(" ×{:.2}", med / hw);
-                        }
-                        print!(" |");
+                let Some(v) = row.values.get(&imp) else {
+                    print!(" – |");
+                    continue;
+                };
+                let med = medians[&imp];
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                print!(" {} ({})", fmt(med), fmt(min));
+                let base = ratio_base(imp, &medians);
+                if let Some(b) = base.and_then(|b| medians.get(&b)) {
+                    if *b > 0.0 {
+                        print!(" ×{:.2}", med / b);
                     }
                 }
+                print!(" |");
             }
             println!();
         }
+    }
+}
+
+/// What `imp`'s ratio compares it with: tokio-util's `DelayQueue` with
+/// hashwheel's where the row has it, every other peer with hashwheel's
+/// futures (or its `DelayQueue` on the queue-only rows).
+fn ratio_base(imp: Imp, medians: &HashMap<Imp, f64>) -> Option<Imp> {
+    let has = |i| medians.contains_key(&i);
+    match imp {
+        Imp::Hashwheel => None,
+        Imp::HashwheelQueue => None,
+        Imp::TokioUtil if has(Imp::HashwheelQueue) => Some(Imp::HashwheelQueue),
+        _ if has(Imp::Hashwheel) => Some(Imp::Hashwheel),
+        _ => Some(Imp::HashwheelQueue),
     }
 }
 
@@ -237,12 +252,6 @@ fn timeout(cfg: &Config, env: &Env, t: &mut Table) {
 }
 
 fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
-    let holders = [
-        Imp::Hashwheel,
-        Imp::Tokio,
-        Imp::TokioUtil,
-        Imp::FuturesTimer,
-    ];
     for &n in &cfg.sizes {
         let mut rng = Rng::new(n as u64);
         let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
@@ -254,7 +263,7 @@ fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
         };
         let insert = format!("insert {} pending timers (10–60 s), CPU", count(n));
         let cancel = format!("cancel those {} (random order), CPU", count(n));
-        rounds(r, &holders, |imp| {
+        rounds(r, &Imp::HOLDERS, |imp| {
             let ic = w::insert_cancel(env, imp, &deadlines, &order);
             t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
             t.add(&cancel, NS, imp, ic.cancel.per_op(n as u64).0);
@@ -365,7 +374,7 @@ fn delay_queue(cfg: &Config, _: &Env, t: &mut Table) {
     let mut rng = Rng::new(3);
     let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
     let order = rng.permutation(n);
-    rounds(cfg.rounds, &[Imp::TokioUtil], |imp| {
+    rounds(cfg.rounds, &Imp::QUEUES, |imp| {
         let q = w::delay_queue(imp, &deadlines, &order);
         let ops = [
             ("insert", q.insert),
@@ -439,7 +448,7 @@ fn main() {
         count(cfg.slow_size)
     );
     println!();
-    println!("Each cell: median (min) over the rounds; ×r = that peer's median ÷ hashwheel's (above 1: hashwheel is lower).");
+    println!("Each cell: median (min) over the rounds; ×r = that peer's median ÷ hashwheel's (above 1: hashwheel is lower); tokio-util's DelayQueue is compared with hashwheel's DelayQueue.");
     println!();
     t.print();
 }

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod cpu;
+pub mod queue;
 pub mod workloads;
 
 use std::future::Future;
@@ -21,8 +22,10 @@ use std::time::Duration;
 /// An implementation under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Imp {
-    /// This crate.
+    /// This crate's timer futures (`Sleep`, `Timeout`).
     Hashwheel,
+    /// This crate's `DelayQueue`.
+    HashwheelQueue,
     /// `tokio::time`.
     Tokio,
     /// `tokio_util::time::DelayQueue`.
@@ -34,8 +37,9 @@ pub enum Imp {
 }
 
 impl Imp {
-    pub const ALL: [Imp; 5] = [
+    pub const ALL: [Imp; 6] = [
         Imp::Hashwheel,
+        Imp::HashwheelQueue,
         Imp::Tokio,
         Imp::TokioUtil,
         Imp::Pingora,
@@ -43,10 +47,22 @@ impl Imp {
     ];
     /// The implementations that make a timer future.
     pub const FUTURES: [Imp; 4] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora, Imp::FuturesTimer];
+    /// The two `DelayQueue`s.
+    pub const QUEUES: [Imp; 2] = [Imp::HashwheelQueue, Imp::TokioUtil];
+    /// The implementations that can hold many pending timers and cancel
+    /// them (pingora-timeout cannot cancel: a timer stays until it fires).
+    pub const HOLDERS: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::FuturesTimer,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelQueue => "hashwheel DelayQueue",
             Imp::Tokio => "tokio::time",
             Imp::TokioUtil => "tokio-util DelayQueue",
             Imp::Pingora => "pingora-timeout",
@@ -58,6 +74,7 @@ impl Imp {
     pub fn id(self) -> &'static str {
         match self {
             Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelQueue => "hashwheel_queue",
             Imp::Tokio => "tokio",
             Imp::TokioUtil => "tokio_util",
             Imp::Pingora => "pingora",

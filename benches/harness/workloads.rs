@@ -9,7 +9,6 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Context, Wake, Waker};
 use std::time::{Duration, Instant as StdInstant};
 
-use futures::StreamExt;
 use hashwheel::Wheel;
 use pingora_timeout::fast_timeout::{fast_sleep, fast_timeout};
 use tokio::runtime::Runtime;
@@ -17,6 +16,7 @@ use tokio::time::Instant;
 use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_bytes, threads_cpu_ns, Meter, Span};
+use super::queue::{self, Queue};
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
 
 /// The deadline of a timer that is cancelled long before it fires.
@@ -43,12 +43,13 @@ fn paused_runtime() -> Runtime {
 }
 
 /// What the throughput workloads share across rounds, as a long-running
-/// server would: a runtime, a wheel on it and a `DelayQueue`.
+/// server would: a runtime, a wheel on it and a `DelayQueue` of each kind.
 #[derive(Debug)]
 pub struct Env {
     pub rt: Runtime,
     pub wheel: Wheel,
     dq: Mutex<DelayQueue<u32>>,
+    hq: Mutex<hashwheel::DelayQueue<u32>>,
 }
 
 impl Default for Env {
@@ -64,7 +65,8 @@ impl Env {
             let _g = rt.enter();
             (Wheel::new(), Mutex::new(DelayQueue::new()))
         };
-        Env { rt, wheel, dq }
+        let hq = Mutex::new(wheel.delay_queue());
+        Env { rt, wheel, dq, hq }
     }
 }
 
@@ -93,7 +95,7 @@ fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
                 assert!(poll_noop(pin!(futures_timer::Delay::new(FAR))).is_pending());
             }
         }
-        Imp::TokioUtil => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
     }
 }
 
@@ -166,7 +168,7 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
                 finish(pin!(race), pending_first);
             }
         }
-        Imp::TokioUtil => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
     }
     m.stop()
 }
@@ -233,16 +235,27 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
             let make = |_: &mut (), d| polled(futures_timer::Delay::new(d));
             insert_then_cancel(imp, &mut (), deadlines, order, make, dropped)
         }
-        Imp::TokioUtil => {
-            let mut dq = env.dq.lock().expect("delay queue");
-            let make = |dq: &mut DelayQueue<u32>, d| dq.insert(0, d);
-            let cancel = |dq: &mut DelayQueue<u32>, k| {
-                black_box(dq.remove(&k));
-            };
-            insert_then_cancel(imp, &mut *dq, deadlines, order, make, cancel)
-        }
+        Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&env.dq), deadlines, order),
+        Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&env.hq), deadlines, order),
         Imp::Pingora => unsupported(imp),
     }
+}
+
+fn queue_insert_cancel<Q: Queue>(
+    imp: Imp,
+    q: &mut Q,
+    deadlines: &[Duration],
+    order: &[usize],
+) -> InsertCancel {
+    let make = |q: &mut Q, d| q.insert(0, d);
+    let cancel = |q: &mut Q, k| {
+        black_box(q.remove(&k));
+    };
+    insert_then_cancel(imp, q, deadlines, order, make, cancel)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().expect("queue lock")
 }
 
 // ===== memory =====
@@ -272,6 +285,10 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
         Imp::Pingora => measure(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
         Imp::TokioUtil => {
             let mut dq = DelayQueue::new();
+            measure(&deadlines, |d| dq.insert(0u32, d))
+        }
+        Imp::HashwheelQueue => {
+            let mut dq = env.wheel.delay_queue();
             measure(&deadlines, |d| dq.insert(0u32, d))
         }
     }
@@ -318,6 +335,7 @@ pub fn size_of_timer(imp: Imp) -> usize {
         Imp::Hashwheel => size_of::<hashwheel::Sleep>(),
         Imp::Tokio => size_of::<tokio::time::Sleep>(),
         Imp::TokioUtil => size_of::<tokio_util::time::delay_queue::Key>(),
+        Imp::HashwheelQueue => size_of::<hashwheel::delay_queue::Key>(),
         Imp::Pingora => size_of_val(&fast_sleep(FAR)),
         Imp::FuturesTimer => size_of::<futures_timer::Delay>(),
     }
@@ -333,63 +351,77 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let _rt = env.rt.enter();
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_micros(i);
-    let m;
     match imp {
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
-            m = Meter::start(imp);
+            let m = Meter::start(imp);
             for i in 1..=ops {
                 s.reset(at(i));
                 if poll_each {
                     assert!(poll_noop(Pin::new(&mut s)).is_pending());
                 }
             }
+            m.stop()
         }
         Imp::Tokio => {
             let mut s = pin!(tokio::time::sleep_until(at(0)));
             assert!(poll_noop(s.as_mut()).is_pending());
-            m = Meter::start(imp);
+            let m = Meter::start(imp);
             for i in 1..=ops {
                 s.as_mut().reset(at(i));
                 if poll_each {
                     assert!(poll_noop(s.as_mut()).is_pending());
                 }
             }
+            m.stop()
         }
-        Imp::TokioUtil => {
-            let mut dq = env.dq.lock().expect("delay queue");
-            let key = dq.insert_at(0, at(0));
-            let mut cx = Context::from_waker(Waker::noop());
-            m = Meter::start(imp);
-            for i in 1..=ops {
-                dq.reset_at(&key, at(i));
-                if poll_each {
-                    assert!(dq.poll_expired(&mut cx).is_pending());
-                }
-            }
-            dq.remove(&key);
-        }
+        Imp::TokioUtil => queue_reset(imp, &mut *lock(&env.dq), at, poll_each, ops),
+        Imp::HashwheelQueue => queue_reset(imp, &mut *lock(&env.hq), at, poll_each, ops),
         Imp::FuturesTimer => {
             let mut s = polled(futures_timer::Delay::new(FAR));
-            m = Meter::start(imp);
+            let m = Meter::start(imp);
             for i in 1..=ops {
                 s.reset(FAR + Duration::from_micros(i));
                 if poll_each {
                     assert!(poll_noop(Pin::new(&mut s)).is_pending());
                 }
             }
+            m.stop()
         }
         Imp::Pingora => {
             let mut s = pin!(fast_sleep(FAR));
             assert!(poll_noop(s.as_mut()).is_pending());
-            m = Meter::start(imp);
+            let m = Meter::start(imp);
             for i in 1..=ops {
                 s.set(fast_sleep(FAR + Duration::from_micros(i)));
                 assert!(poll_noop(s.as_mut()).is_pending());
             }
+            m.stop()
         }
     }
-    m.stop()
+}
+
+/// [`reset`] for a queue: its own reset, and `poll_expired` as the poll.
+fn queue_reset<Q: Queue>(
+    imp: Imp,
+    q: &mut Q,
+    at: impl Fn(u64) -> Instant,
+    poll_each: bool,
+    ops: u64,
+) -> Span {
+    let key = q.insert_at(0, at(0));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(q.poll_next(&mut cx).is_pending());
+    let m = Meter::start(imp);
+    for i in 1..=ops {
+        q.reset_at(&key, at(i));
+        if poll_each {
+            assert!(q.poll_next(&mut cx).is_pending());
+        }
+    }
+    let span = m.stop();
+    q.remove(&key);
+    span
 }
 
 // ===== real-clock sleeps =====
@@ -404,7 +436,7 @@ fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
         Imp::FuturesTimer => Box::pin(futures_timer::Delay::new(left())),
-        Imp::TokioUtil => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
     }
 }
 
@@ -516,21 +548,18 @@ pub fn lateness(imp: Imp, n: usize) -> Lateness {
                 None => -(deadline.duration_since(now).as_nanos() as i64),
             }
         };
-        if imp == Imp::TokioUtil {
-            let mut dq = DelayQueue::with_capacity(n);
-            let mut deadlines = Vec::with_capacity(n);
-            for (i, d) in durations.iter().enumerate() {
-                let at = StdInstant::now() + *d;
-                deadlines.push(at);
-                dq.insert_at(i, Instant::from_std(at));
-            }
-            let mut out = Vec::with_capacity(n);
-            while let Some(e) = dq.next().await {
-                out.push(signed(deadlines[e.into_inner()]));
-            }
-            return out;
-        }
         let wheel = Wheel::new();
+        match imp {
+            Imp::TokioUtil => {
+                let q = DelayQueue::with_capacity(n);
+                return queue_lateness(q, &durations, signed).await;
+            }
+            Imp::HashwheelQueue => {
+                let q = wheel.delay_queue_with_capacity(n);
+                return queue_lateness(q, &durations, signed).await;
+            }
+            _ => {}
+        }
         let tasks: Vec<_> = durations
             .iter()
             .map(|&d| {
@@ -558,6 +587,26 @@ pub fn lateness(imp: Imp, n: usize) -> Lateness {
         max_ms: quantile(&ms, 1.0),
         early,
     }
+}
+
+/// [`lateness`] for a queue: one task inserts every entry, then records
+/// each as it comes out.
+async fn queue_lateness<Q: Queue>(
+    mut q: Q,
+    durations: &[Duration],
+    signed: impl Fn(StdInstant) -> i64,
+) -> Vec<i64> {
+    let mut deadlines = Vec::with_capacity(durations.len());
+    for (i, d) in durations.iter().enumerate() {
+        let at = StdInstant::now() + *d;
+        deadlines.push(at);
+        q.insert_at(i as u32, Instant::from_std(at));
+    }
+    let mut out = Vec::with_capacity(durations.len());
+    while let Some(i) = queue::next(&mut q).await {
+        out.push(signed(deadlines[i as usize]));
+    }
+    out
 }
 
 // ===== expiry pass =====
@@ -637,44 +686,56 @@ pub struct QueueOps {
 /// random order); then insert them again, move the clock past the last
 /// deadline and drain the queue through `poll_expired`.
 pub fn delay_queue(imp: Imp, deadlines: &[Duration], order: &[usize]) -> QueueOps {
-    if imp != Imp::TokioUtil {
-        unsupported(imp);
-    }
-    let last = deadlines.iter().max().copied().unwrap_or_default();
     paused_runtime().block_on(async {
-        let mut dq = DelayQueue::new();
-        let m = Meter::start(imp);
-        let keys: Vec<_> = deadlines.iter().map(|&d| dq.insert(0u32, d)).collect();
-        let insert = m.stop();
-        let m = Meter::start(imp);
-        for &i in order {
-            dq.reset(&keys[i], deadlines[i] + Duration::from_secs(1));
-        }
-        let reset = m.stop();
-        let m = Meter::start(imp);
-        for &i in order {
-            black_box(dq.remove(&keys[i]));
-        }
-        let remove = m.stop();
-        for &d in deadlines {
-            dq.insert(0u32, d);
-        }
-        tokio::time::advance(last + Duration::from_millis(1)).await;
-        let m = Meter::start(imp);
-        let mut drained = 0;
-        while let Some(e) = dq.next().await {
-            black_box(e);
-            drained += 1;
-        }
-        let drain = m.stop();
-        assert_eq!(drained, deadlines.len());
-        QueueOps {
-            insert,
-            reset,
-            remove,
-            drain,
+        match imp {
+            Imp::TokioUtil => queue_ops(imp, DelayQueue::new(), deadlines, order).await,
+            Imp::HashwheelQueue => {
+                let wheel = Wheel::new();
+                queue_ops(imp, wheel.delay_queue(), deadlines, order).await
+            }
+            _ => unsupported(imp),
         }
     })
+}
+
+async fn queue_ops<Q: Queue>(
+    imp: Imp,
+    mut q: Q,
+    deadlines: &[Duration],
+    order: &[usize],
+) -> QueueOps {
+    let last = deadlines.iter().max().copied().unwrap_or_default();
+    let m = Meter::start(imp);
+    let keys: Vec<_> = deadlines.iter().map(|&d| q.insert(0, d)).collect();
+    let insert = m.stop();
+    let m = Meter::start(imp);
+    for &i in order {
+        q.reset(&keys[i], deadlines[i] + Duration::from_secs(1));
+    }
+    let reset = m.stop();
+    let m = Meter::start(imp);
+    for &i in order {
+        black_box(q.remove(&keys[i]));
+    }
+    let remove = m.stop();
+    for &d in deadlines {
+        q.insert(0, d);
+    }
+    tokio::time::advance(last + Duration::from_millis(1)).await;
+    let m = Meter::start(imp);
+    let mut drained = 0;
+    while let Some(v) = queue::next(&mut q).await {
+        black_box(v);
+        drained += 1;
+    }
+    let drain = m.stop();
+    assert_eq!(drained, deadlines.len());
+    QueueOps {
+        insert,
+        reset,
+        remove,
+        drain,
+    }
 }
 
 // ===== idle CPU =====
@@ -691,12 +752,9 @@ pub fn idle_cpu(imp: Imp, timers: usize, window: Duration) -> Duration {
     let far = Duration::from_secs(60);
     let mut held: Vec<BoxSleep> = Vec::new();
     match imp {
-        Imp::TokioUtil => {
-            let mut dq = DelayQueue::with_capacity(timers);
-            for i in 0..timers {
-                dq.insert(i, far);
-            }
-            rt.spawn(async move { while dq.next().await.is_some() {} });
+        Imp::TokioUtil => idle_queue(&rt, DelayQueue::with_capacity(timers), timers, far),
+        Imp::HashwheelQueue => {
+            idle_queue(&rt, wheel.delay_queue_with_capacity(timers), timers, far)
         }
         _ => {
             let now = StdInstant::now();
@@ -718,4 +776,12 @@ pub fn idle_cpu(imp: Imp, timers: usize, window: Duration) -> Duration {
     drop(_rt);
     rt.shutdown_background();
     Duration::from_nanos(used)
+}
+
+/// Has a task on `rt` hold `timers` entries `far` away in `q` and wait on it.
+fn idle_queue<Q: Queue>(rt: &Runtime, mut q: Q, timers: usize, far: Duration) {
+    for i in 0..timers {
+        q.insert(i as u32, far);
+    }
+    rt.spawn(async move { while queue::next(&mut q).await.is_some() {} });
 }
