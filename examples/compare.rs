@@ -7,6 +7,7 @@
 //! cargo run --release --example compare             # full run, a few minutes
 //! cargo run --release --example compare -- --quick  # smaller, under a minute
 //! cargo run --release --example compare -- --only register,reset  # some sections
+//! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
 //! ```
 //!
 //! See BENCHMARKS.md for what each row stands for.
@@ -167,7 +168,12 @@ fn fmt(v: f64) -> String {
 
 /// Runs `f` for every implementation in `imps`, `rounds` times, each round
 /// starting with the next implementation.
+/// Implementations that `--imps` leaves out (for profiling one of them).
+static SKIP: std::sync::OnceLock<Vec<Imp>> = std::sync::OnceLock::new();
+
 fn rounds(n: usize, imps: &[Imp], mut f: impl FnMut(Imp)) {
+    let skip = SKIP.get().map_or(&[][..], |s| s.as_slice());
+    let imps: Vec<Imp> = imps.iter().copied().filter(|i| !skip.contains(i)).collect();
     for r in 0..n {
         for k in 0..imps.len() {
             f(imps[(k + r) % imps.len()]);
@@ -414,11 +420,17 @@ fn main() {
     w::child_main();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let only: Option<Vec<String>> = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .map(|s| s.split(',').map(String::from).collect());
+    let list = |flag: &str| -> Option<Vec<String>> {
+        let i = args.iter().position(|a| a == flag)?;
+        Some(args.get(i + 1)?.split(',').map(String::from).collect())
+    };
+    let only = list("--only");
+    if let Some(keep) = list("--imps") {
+        let skip = Imp::ALL
+            .into_iter()
+            .filter(|i| !keep.iter().any(|k| k == i.id()));
+        SKIP.set(skip.collect()).expect("set once");
+    }
     let cfg = Config::new(quick);
     let started = Instant::now();
     let env = Env::new();
