@@ -171,6 +171,21 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// When the queue already holds 2^32 - 3 values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("job", Duration::from_secs(5));
+    /// assert_eq!(queue.deadline(&key), tokio::time::Instant::now() + Duration::from_secs(5));
+    /// assert_eq!(queue.len(), 1);
+    /// # }
+    /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
         let ns = self.core().ns_after(timeout);
@@ -228,6 +243,21 @@ impl<T> DelayQueue<T> {
     ///
     /// When `key` is not in the queue (removed, or expired and returned);
     /// [`try_remove`](DelayQueue::try_remove) returns `None` instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("job", Duration::from_secs(5));
+    /// assert_eq!(queue.remove(&key).into_inner(), "job");
+    /// assert!(queue.try_remove(&key).is_none()); // the key is stale now
+    /// # }
+    /// ```
     #[track_caller]
     pub fn remove(&mut self, key: &Key) -> Expired<T> {
         match self.try_remove(key) {
@@ -262,6 +292,21 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// When `key` is not in the queue; see [`try_reset`](DelayQueue::try_reset).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("conn", Duration::from_secs(30));
+    /// queue.reset(&key, Duration::from_secs(60)); // activity: postpone
+    /// assert_eq!(queue.deadline(&key), tokio::time::Instant::now() + Duration::from_secs(60));
+    /// # }
+    /// ```
     #[track_caller]
     pub fn reset(&mut self, key: &Key, timeout: Duration) {
         if self.try_reset(key, timeout).is_none() {
@@ -329,6 +374,21 @@ impl<T> DelayQueue<T> {
     }
 
     /// The key of the value that expires next, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert("later", Duration::from_secs(9));
+    /// let soon = queue.insert("soon", Duration::from_secs(1));
+    /// assert_eq!(queue.peek(), Some(soon));
+    /// # }
+    /// ```
     pub fn peek(&self) -> Option<Key> {
         let index = self.wheel.peek_earliest()?;
         let generation = self.wheel.get(index)?.generation;
@@ -358,6 +418,24 @@ impl<T> DelayQueue<T> {
 
     /// Gives back as much memory as possible without moving any value: after
     /// a burst has drained, all of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let keys: Vec<_> = (0..10_000).map(|i| queue.insert(i, Duration::from_secs(1))).collect();
+    /// for key in &keys {
+    ///     queue.remove(key);
+    /// }
+    /// queue.shrink_to_fit();
+    /// assert_eq!(queue.capacity(), 0);
+    /// # }
+    /// ```
     pub fn shrink_to_fit(&mut self) {
         self.wheel.shrink_to_fit();
     }
@@ -374,6 +452,23 @@ impl<T> DelayQueue<T> {
     /// After `Ready(None)` or `Pending`, the task is woken when a value
     /// inserted (or reset) later can expire sooner than what the queue was
     /// waiting for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::future::poll_fn;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert('a', Duration::from_millis(10));
+    /// let expired = poll_fn(|cx| queue.poll_expired(cx)).await.unwrap();
+    /// assert_eq!(*expired.get_ref(), 'a');
+    /// assert!(poll_fn(|cx| queue.poll_expired(cx)).await.is_none());
+    /// # }
+    /// ```
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());

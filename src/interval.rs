@@ -101,6 +101,25 @@ impl Interval {
     }
 
     /// Makes the next tick come one period from now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// interval.tick().await;
+    /// tokio::time::advance(Duration::from_millis(4)).await;
+    /// interval.reset(); // next tick one period from now
+    /// let start = Instant::now();
+    /// interval.tick().await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(10));
+    /// # }
+    /// ```
     pub fn reset(&mut self) {
         self.sleep.reset(later(Instant::now(), self.period));
     }
@@ -131,6 +150,21 @@ impl Interval {
     }
 
     /// Sets what happens to missed ticks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::MissedTickBehavior;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    /// assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Skip);
+    /// # }
+    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
     }

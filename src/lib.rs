@@ -68,3 +68,8 @@ pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;
 pub use timer::Wheel;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

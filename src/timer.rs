@@ -104,7 +104,7 @@ impl Wheel {
     /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
     ///
     /// ```should_panic
-    /// let wheel = hashwheel::Wheel::new(); // no runtime here
+    /// let _wheel = hashwheel::Wheel::new(); // no runtime here
     /// ```
     #[track_caller]
     #[allow(clippy::new_without_default)]

@@ -655,6 +655,21 @@ mod tests {
     }
 
     #[test]
+    fn a_timer_entry_is_32_bytes_in_the_slab() {
+        // The shards store wakers; with the future (24 bytes) a pending timer
+        // stays within 64 bytes.
+        assert_eq!(std::mem::size_of::<Entry<std::task::Waker>>(), 32);
+        // slab 0.4 stores `enum Entry<T> { Vacant(usize), Occupied(T) }`;
+        // the same enum here must not need a word for its tag.
+        #[allow(dead_code)]
+        enum SlabSlot<T> {
+            Vacant(usize),
+            Occupied(T),
+        }
+        assert_eq!(std::mem::size_of::<SlabSlot<Entry<std::task::Waker>>>(), 32);
+    }
+
+    #[test]
     fn drain_pending_detaches_everything() {
         let mut w = HashedWheel::new(8, 0);
         w.insert(3, 1).unwrap();
