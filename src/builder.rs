@@ -106,8 +106,11 @@ impl Builder {
             self.max_pending,
         ));
         let shards = Arc::new(Shards::new(core, shards));
-        handle.spawn(task::run(shards.clone()));
-        Ok(Wheel::from_shards(shards))
+        // The first handle exists before the driver can run: a driver that
+        // found none would take the wheel for abandoned and shut it down.
+        let wheel = Wheel::from_shards(shards.clone());
+        handle.spawn(task::run(shards));
+        Ok(wheel)
     }
 
     /// Checks every setting; returns the number of shards to use.
