@@ -106,11 +106,54 @@ impl Builder {
             self.max_pending,
         ));
         let shards = Arc::new(Shards::new(core, shards));
-        // The first handle exists before the driver can run: a driver that
-        // found none would take the wheel for abandoned and shut it down.
+        // The handle first: a driver that ran before it existed (on another
+        // worker) would find the wheel abandoned and shut it down.
         let wheel = Wheel::from_shards(shards.clone());
         handle.spawn(task::run(shards));
         Ok(wheel)
+    }
+
+    /// Builds the wheel as the current runtime's default wheel: the one that
+    /// [`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout) and
+    /// the other free functions use, and [`Wheel::current`] returns. Call it
+    /// once at start-up, before the runtime's first timer; without it, the
+    /// first free function call builds one with the default settings.
+    ///
+    /// The default wheel is the runtime's until the runtime shuts down (or
+    /// until [`Wheel::shutdown`] is called on it; the runtime's next timer
+    /// then builds a new default wheel with the default settings, unless
+    /// `build_default` is called again first).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Builder::build), and
+    /// [`BuildError::is_default_exists`] when the runtime already has a live
+    /// default wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// hashwheel::Wheel::builder()
+    ///     .tick(Duration::from_millis(10))
+    ///     .max_pending(1_000_000)
+    ///     .build_default()?;
+    ///
+    /// assert_eq!(hashwheel::Wheel::current().tick(), Duration::from_millis(10));
+    /// let start = tokio::time::Instant::now();
+    /// hashwheel::sleep(Duration::from_millis(25)).await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(30)); // a whole tick
+    ///
+    /// let again = hashwheel::Wheel::builder().build_default();
+    /// assert!(again.unwrap_err().is_default_exists());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn build_default(self) -> Result<Wheel, BuildError> {
+        crate::default_wheel::build_default(self)
     }
 
     /// Checks every setting; returns the number of shards to use.

@@ -1,9 +1,9 @@
 //! A queue of values that expire: tokio-util's `DelayQueue` on a hashed
 //! wheel.
 //!
-//! The queue owns a private [`HashedWheel`] (the same structure the shared
+//! The queue owns a private hashed wheel (the same structure the shared
 //! driver uses, with no lock: the queue has a single owner) and one
-//! wheel-backed [`Sleep`] armed for the earliest tick that can hold a due
+//! wheel-backed `Sleep` armed for the earliest tick that can hold a due
 //! value.
 //!
 //! # Invariants
@@ -148,7 +148,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
 }
 
 impl<T> DelayQueue<T> {
-    pub(crate) fn new(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
+    pub(crate) fn on(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
         let core = sleep.core();
         let wheel = HashedWheel::with_capacity(core.slots, core.now_tick(), capacity);
         DelayQueue {
@@ -159,6 +159,45 @@ impl<T> DelayQueue<T> {
             generation: 0,
             fallback: None,
         }
+    }
+
+    /// An empty queue on the current runtime's default wheel (see
+    /// [`Wheel::current`](crate::Wheel::current)): tokio-util's constructor,
+    /// so that switching is a change of import.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (tokio-util's queue needs one only when it is
+    /// polled; this one finds its wheel when it is made).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use futures::StreamExt;
+    /// use hashwheel::DelayQueue; // was: use tokio_util::time::DelayQueue;
+    /// use std::time::Duration;
+    ///
+    /// let mut queue = DelayQueue::new();
+    /// queue.insert("hello", Duration::from_millis(10));
+    /// assert_eq!(queue.next().await.unwrap().into_inner(), "hello");
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn new() -> DelayQueue<T> {
+        crate::default_wheel::delay_queue("DelayQueue::new", 0)
+    }
+
+    /// An empty queue with room for `capacity` values, on the current
+    /// runtime's default wheel.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    #[track_caller]
+    pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
+        crate::default_wheel::delay_queue("DelayQueue::with_capacity", capacity)
     }
 
     fn core(&self) -> &Core {
@@ -529,6 +568,14 @@ impl<T> Stream for DelayQueue<T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.wheel.len()))
+    }
+}
+
+impl<T> Default for DelayQueue<T> {
+    /// [`DelayQueue::new`].
+    #[track_caller]
+    fn default() -> Self {
+        DelayQueue::new()
     }
 }
 

@@ -152,6 +152,7 @@ pub(crate) enum BuildKind {
     SpanOverflow,
     ZeroMaxPending,
     BadShards,
+    DefaultExists,
 }
 
 impl BuildError {
@@ -163,6 +164,12 @@ impl BuildError {
     /// run the driver.
     pub fn is_no_runtime(&self) -> bool {
         self.0 == BuildKind::NoRuntime
+    }
+
+    /// [`Builder::build_default`](crate::Builder::build_default) was called
+    /// on a runtime that already has a live default wheel.
+    pub fn is_default_exists(&self) -> bool {
+        self.0 == BuildKind::DefaultExists
     }
 }
 
@@ -179,6 +186,10 @@ impl fmt::Display for BuildError {
             BuildKind::SpanOverflow => "tick × slots overflows a Duration",
             BuildKind::ZeroMaxPending => "max_pending must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
+            BuildKind::DefaultExists => {
+                "this runtime already has a default wheel: call Builder::build_default \
+                 before the runtime's first hashwheel::sleep, timeout, delay or Wheel::current"
+            }
         })
     }
 }

@@ -48,6 +48,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod builder;
+mod default_wheel;
 mod delay;
 pub mod delay_queue;
 mod driver;
@@ -61,6 +62,10 @@ mod timer;
 mod wheel;
 
 pub use builder::Builder;
+pub use default_wheel::{
+    delay, delay_at, interval, interval_at, sleep, sleep_until, spawn_after, spawn_at, timeout,
+    timeout_at,
+};
 pub use delay::{Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
 pub use interval::Interval;
@@ -68,6 +73,9 @@ pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;
 pub use timer::Wheel;
+/// What an [`Interval`] does with ticks it missed: tokio's type, re-exported
+/// so that `use hashwheel::MissedTickBehavior` works as tokio's does.
+pub use tokio::time::MissedTickBehavior;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

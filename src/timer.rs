@@ -115,6 +115,51 @@ impl Wheel {
         }
     }
 
+    /// The current runtime's default wheel: the one the free functions
+    /// ([`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout), ...)
+    /// use. It is built with the default settings on first use, unless
+    /// [`Builder::build_default`] configured it.
+    ///
+    /// Each runtime has its own. Its driver runs on that runtime and dies
+    /// with it: when the runtime shuts down, the wheel shuts down and its
+    /// pending timers complete (see [`shutdown`](Wheel::shutdown)).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime; [`try_current`](Wheel::try_current) returns
+    /// an error instead.
+    ///
+    /// ```should_panic
+    /// let _wheel = hashwheel::Wheel::current(); // no runtime here
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// hashwheel::sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(hashwheel::Wheel::current().metrics().fired_count(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn current() -> Wheel {
+        crate::default_wheel::current()
+    }
+
+    /// Like [`current`](Wheel::current), but returns an error outside a
+    /// tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::is_no_runtime`](crate::error::BuildError::is_no_runtime)
+    /// outside a tokio runtime.
+    pub fn try_current() -> Result<Wheel, crate::error::BuildError> {
+        crate::default_wheel::try_current()
+    }
+
     /// A [`Builder`] to configure a wheel.
     pub fn builder() -> Builder {
         Builder::new()
@@ -458,10 +503,32 @@ impl Wheel {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        match self.try_spawn_at(deadline, future) {
+            Ok(h) => h,
+            Err(e) => panic!("hashwheel::Wheel::spawn_at: {e}"),
+        }
+    }
+
+    /// Like [`spawn_at`](Wheel::spawn_at), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    #[track_caller]
+    pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let runtime = current_runtime("spawn_at");
-        let shard = self.claim_or_panic("spawn_at");
+        let shard = self.claim()?;
         let ns = shard.core().ns_of(deadline);
-        schedule(shard, ns, false, runtime, future)
+        Ok(schedule(shard, ns, false, runtime, future))
     }
 
     // ===== Interval =====
@@ -548,7 +615,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::new(Sleep::new(shard, 0, false), capacity)
+        DelayQueue::on(Sleep::new(shard, 0, false), capacity)
     }
 
     // ===== the wheel itself =====

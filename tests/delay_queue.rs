@@ -239,3 +239,27 @@ async fn keeps_working_after_the_wheel_shuts_down() {
     assert_eq!(start.elapsed(), ms(30), "neither early nor lost");
     assert_eq!(e.into_inner(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn new_and_default_use_the_runtimes_default_wheel() {
+    let mut q: DelayQueue<u8> = DelayQueue::new();
+    let mut d: DelayQueue<u8> = DelayQueue::default();
+    let c: DelayQueue<u8> = DelayQueue::with_capacity(64);
+    assert!(c.capacity() >= 64);
+    let start = Instant::now();
+    q.insert(1, ms(7));
+    d.insert(2, ms(3));
+    assert_eq!(d.next().await.unwrap().into_inner(), 2);
+    assert_eq!(q.next().await.unwrap().into_inner(), 1);
+    assert_eq!(start.elapsed(), ms(7));
+    // One default wheel serves them all.
+    assert_eq!(Wheel::current().metrics().fired_count(), 2);
+}
+
+#[test]
+#[should_panic(
+    expected = "hashwheel::DelayQueue::new must be called from the context of a Tokio 1.x runtime"
+)]
+fn new_outside_a_runtime_panics() {
+    let _q: DelayQueue<()> = DelayQueue::new();
+}

@@ -1,0 +1,639 @@
+//! The default wheel: one per tokio runtime, found through the current
+//! runtime the way tokio's own timer is, so that `hashwheel::sleep` can
+//! stand in for `tokio::time::sleep`.
+//!
+//! # Invariants
+//!
+//! - [`REGISTRY`] maps a runtime's [`Id`] to that runtime's default wheel,
+//!   whose driver is a task on that runtime. A wheel is served for its
+//!   runtime only while it has not shut down. Its driver's guard shuts it
+//!   down when the runtime drops the driver, so a default wheel never
+//!   outlives its runtime's driver: a shut-down entry is dead, replaced on
+//!   the next use and pruned whenever an entry is added.
+//! - The one exception is an entry marked `closed`: its wheel was already
+//!   shut down when it was built, because the runtime had shut down and
+//!   refused the driver. It is served as it is (its timers complete at
+//!   once, as on any shut-down wheel) instead of being rebuilt on every call.
+//! - [`CURRENT`] caches, per thread, the last runtime it served and that
+//!   runtime's wheel. The cache is only a shortcut to the registry: an entry
+//!   is used only when the current runtime's id matches and its wheel has
+//!   not shut down, and otherwise the registry decides.
+//! - No lock is held while building a wheel (building spawns the driver),
+//!   nor while dropping one.
+//!
+//! Tokio documents that a runtime [`Id`] may be reused once its runtime is
+//! gone (tokio 1.x draws them from a process-wide 64-bit counter, so in
+//! practice it never is). A dead runtime's wheel has shut down, so a reused
+//! id is not served it: the liveness check sends the call to the registry,
+//! which builds a new wheel. Only a `closed` entry would still be served to
+//! a reused id, until the next new entry prunes it.
+
+use std::cell::RefCell;
+use std::future::{Future, IntoFuture};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::runtime::{Handle, Id};
+use tokio::time::Instant;
+
+use crate::error::{BuildError, BuildKind, Error};
+use crate::{Builder, Delay, Interval, Sleep, Timeout, TimeoutHandle, Wheel};
+
+// ===== the registry =====
+
+/// A runtime's default wheel.
+#[derive(Debug)]
+struct Entry {
+    runtime: Id,
+    wheel: Wheel,
+    /// The runtime had shut down when the wheel was built.
+    closed: bool,
+}
+
+impl Entry {
+    /// Whether this entry serves `runtime`.
+    fn serves(&self, runtime: Id) -> bool {
+        self.runtime == runtime && (self.closed || !self.wheel.is_shutdown())
+    }
+}
+
+/// Every runtime's default wheel. A handful of entries (one per live
+/// runtime), looked at only when a thread's cache misses.
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// The last runtime this thread served, and its default wheel.
+    static CURRENT: RefCell<Option<(Id, Wheel)>> = const { RefCell::new(None) };
+}
+
+fn registry() -> MutexGuard<'static, Vec<Entry>> {
+    // Nothing panics while holding the lock; a poisoned one is still sound.
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The registry's wheel for `runtime`, if it serves it.
+fn find(runtime: Id) -> Option<Wheel> {
+    registry()
+        .iter()
+        .find(|e| e.serves(runtime))
+        .map(|e| e.wheel.clone())
+}
+
+/// How [`install`] treats a runtime that already has a live default wheel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// Keep it and return it (first use racing with first use).
+    Keep,
+    /// Keep it and fail (`Builder::build_default`).
+    Refuse,
+}
+
+/// Makes `wheel` the default wheel of `runtime`, unless the runtime has a
+/// live one already: then `Keep` returns that one and `Refuse` fails.
+/// Dead entries, this runtime's and others', are dropped on the way.
+fn install(runtime: Id, wheel: Wheel, existing: Existing) -> Result<Wheel, BuildError> {
+    let mut reg = registry();
+    if let Some(e) = reg.iter().find(|e| e.serves(runtime)) {
+        let found = e.wheel.clone();
+        drop(reg);
+        drop(wheel);
+        return match existing {
+            Existing::Keep => Ok(found),
+            Existing::Refuse => Err(BuildError::new(BuildKind::DefaultExists)),
+        };
+    }
+    let mut dead = Vec::new();
+    let mut i = 0;
+    while i < reg.len() {
+        if reg[i].wheel.is_shutdown() {
+            dead.push(reg.swap_remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    reg.push(Entry {
+        runtime,
+        wheel: wheel.clone(),
+        closed: wheel.is_shutdown(),
+    });
+    drop(reg);
+    drop(dead);
+    Ok(wheel)
+}
+
+/// The default wheel of `runtime`, the current runtime, from the registry,
+/// built with the default configuration if it has none.
+#[cold]
+fn lookup(runtime: Id) -> Wheel {
+    if let Some(wheel) = find(runtime) {
+        return wheel;
+    }
+    let wheel = Builder::new()
+        .build()
+        .expect("the default configuration builds inside a runtime");
+    install(runtime, wheel, Existing::Keep).expect("`Keep` never fails")
+}
+
+// ===== finding the current runtime's wheel =====
+
+/// Runs `f` on the current runtime's default wheel; panics outside a
+/// runtime with a message that names `what`.
+///
+/// The fast path is one [`Handle::try_current`] (the same lookup
+/// `tokio::time::sleep` makes) and a thread-local comparison.
+#[track_caller]
+#[inline]
+fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
+    // The handle goes at once: holding it (a count on an `Arc` that every
+    // worker shares) while the timer is made costs a contended cache line.
+    let runtime = match Handle::try_current() {
+        Ok(handle) => handle.id(),
+        Err(_) => no_runtime(what),
+    };
+    let mut f = Some(f);
+    let hit = CURRENT.try_with(|cell| {
+        let cached = cell.try_borrow().ok()?;
+        match &*cached {
+            Some((id, wheel)) if *id == runtime && !wheel.is_shutdown() => {
+                let f = f.take().expect("called once");
+                Some(f(wheel))
+            }
+            _ => None,
+        }
+    });
+    if let Ok(Some(r)) = hit {
+        return r;
+    }
+    let wheel = lookup(runtime);
+    let f = f.take().expect("called once");
+    let r = f(&wheel);
+    remember(runtime, wheel);
+    r
+}
+
+/// Caches `wheel` as this thread's wheel for `runtime`.
+#[cold]
+fn remember(runtime: Id, wheel: Wheel) {
+    // A thread whose locals are being destroyed, or a nested call, just
+    // does not cache.
+    let old = CURRENT.try_with(|cell| {
+        cell.try_borrow_mut()
+            .ok()
+            .and_then(|mut slot| slot.replace((runtime, wheel)))
+    });
+    drop(old);
+}
+
+#[cold]
+#[track_caller]
+fn no_runtime(what: &str) -> ! {
+    panic!("hashwheel::{what} must be called from the context of a Tokio 1.x runtime")
+}
+
+/// Makes a timer with `make` on the current runtime's default wheel;
+/// panics, naming `what`, outside a runtime or when the wheel is full.
+#[track_caller]
+#[inline]
+fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
+    match with_current(what, make) {
+        Ok(timer) => timer,
+        Err(e) => at_capacity(what, e),
+    }
+}
+
+#[cold]
+#[track_caller]
+fn at_capacity(what: &str, e: Error) -> ! {
+    panic!("hashwheel::{what}: {e}")
+}
+
+/// The current runtime's default wheel; see [`Wheel::current`].
+#[track_caller]
+pub(crate) fn current() -> Wheel {
+    with_current("Wheel::current", Wheel::clone)
+}
+
+/// The current runtime's default wheel, or an error outside a runtime.
+pub(crate) fn try_current() -> Result<Wheel, BuildError> {
+    let handle = Handle::try_current().map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
+    Ok(lookup(handle.id()))
+}
+
+/// Builds `builder`'s wheel as the current runtime's default wheel; see
+/// [`Builder::build_default`].
+pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
+    let handle = Handle::try_current().map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
+    let runtime = handle.id();
+    if find(runtime).is_some() {
+        return Err(BuildError::new(BuildKind::DefaultExists));
+    }
+    install(runtime, builder.build()?, Existing::Refuse)
+}
+
+// ===== the free functions =====
+
+/// Waits until `duration` has elapsed, on the current runtime's default
+/// wheel: a drop-in for [`tokio::time::sleep`].
+///
+/// The same as [`Wheel::current()`](Wheel::current)`.sleep(duration)`,
+/// without the clone. The [`Sleep`] completes at the first tick (1 ms by
+/// default) at or after the deadline, never before it, and is [`Unpin`].
+/// `Duration::ZERO` completes on the first poll; a duration too long to
+/// represent never completes.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at its
+/// [`max_pending`](Builder::max_pending) bound (see
+/// [`Builder::build_default`]).
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here: "hashwheel::sleep must be called from the context
+/// // of a Tokio 1.x runtime".
+/// let _sleep = hashwheel::sleep(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// sleep(Duration::from_millis(100)).await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(100));
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    make("sleep", |w| w.try_sleep(duration))
+}
+
+/// Waits until `deadline`, on the current runtime's default wheel: a
+/// drop-in for [`tokio::time::sleep_until`].
+///
+/// A deadline in the past completes on the first poll.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _sleep = hashwheel::sleep_until(tokio::time::Instant::now());
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep_until;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// sleep_until(deadline).await;
+/// assert_eq!(Instant::now(), deadline);
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    make("sleep_until", |w| w.try_sleep_until(deadline))
+}
+
+/// Requires `future` to complete within `duration`, timed by the current
+/// runtime's default wheel: a drop-in for [`tokio::time::timeout`].
+///
+/// The [`Timeout`] resolves to `Ok` with the future's output, or to
+/// `Err(`[`Elapsed`](crate::error::Elapsed)`)` at the deadline. The future
+/// is polled first, so one that is ready at once never touches the wheel.
+///
+/// # Cancel safety
+///
+/// As cancel safe as `future`.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _timeout = hashwheel::timeout(Duration::from_secs(1), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::timeout;
+///
+/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// let got = timeout(Duration::from_millis(10), rx).await;
+/// assert_eq!(got.unwrap_err().to_string(), "deadline has elapsed");
+///
+/// assert_eq!(timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
+/// # }
+/// ```
+#[track_caller]
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+    let sleep = make("timeout", |w| w.try_sleep(duration));
+    Timeout::new(future.into_future(), sleep)
+}
+
+/// Requires `future` to complete by `deadline`, timed by the current
+/// runtime's default wheel: a drop-in for [`tokio::time::timeout_at`].
+///
+/// # Cancel safety
+///
+/// As cancel safe as `future`.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _timeout = hashwheel::timeout_at(tokio::time::Instant::now(), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::timeout_at;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// let slow = tokio::time::sleep(Duration::from_secs(1));
+/// assert!(timeout_at(deadline, slow).await.is_err());
+/// assert_eq!(Instant::now(), deadline);
+/// # }
+/// ```
+#[track_caller]
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    let sleep = make("timeout_at", |w| w.try_sleep_until(deadline));
+    Timeout::new(future.into_future(), sleep)
+}
+
+/// A cancellable [`Delay`] that expires `duration` from now, on the
+/// current runtime's default wheel (Netty's `newTimeout`; tokio has no
+/// equivalent).
+///
+/// It resolves to `Ok(())` when it expires, or to an
+/// [`Error`](crate::error::Error) when cancelled through its
+/// [`handle`](Delay::handle) or when the wheel shuts down.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Delay`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _delay = hashwheel::delay(Duration::from_secs(1));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let delay = hashwheel::delay(Duration::from_secs(30));
+/// let handle = delay.handle();
+/// assert!(handle.cancel());
+/// assert!(delay.await.unwrap_err().is_cancelled());
+///
+/// assert!(hashwheel::delay(Duration::from_millis(5)).await.is_ok());
+/// # }
+/// ```
+#[track_caller]
+pub fn delay(duration: Duration) -> Delay {
+    make("delay", |w| w.try_delay(duration))
+}
+
+/// A cancellable [`Delay`] that expires at `deadline`, on the current
+/// runtime's default wheel.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Delay`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _delay = hashwheel::delay_at(tokio::time::Instant::now());
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(5);
+/// assert!(hashwheel::delay_at(at).await.is_ok());
+/// assert_eq!(Instant::now(), at);
+/// # }
+/// ```
+#[track_caller]
+pub fn delay_at(deadline: Instant) -> Delay {
+    make("delay_at", |w| w.try_delay_at(deadline))
+}
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// once and then every `period`: a drop-in for [`tokio::time::interval`].
+///
+/// Missed ticks follow the interval's
+/// [`MissedTickBehavior`](tokio::time::MissedTickBehavior) (`Burst` by
+/// default), as in tokio. Ticks come at the wheel's tick boundaries (1 ms by
+/// default), never early.
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _interval = hashwheel::interval(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// let mut ticks = interval(Duration::from_millis(10));
+/// ticks.tick().await; // at once
+/// ticks.tick().await;
+/// ticks.tick().await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval(period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = make("interval", |w| w.try_sleep_until(Instant::now()));
+    Interval::new(first, period)
+}
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// `start` and then every `period`: a drop-in for
+/// [`tokio::time::interval_at`].
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let _interval = hashwheel::interval_at(Instant::now(), Duration::ZERO); // `period` must be non-zero.
+/// # }
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval_at;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now() + Duration::from_millis(50);
+/// let mut ticks = interval_at(start, Duration::from_millis(10));
+/// assert_eq!(ticks.tick().await, start);
+/// assert_eq!(ticks.tick().await, start + Duration::from_millis(10));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = make("interval_at", |w| w.try_sleep_until(start));
+    Interval::new(first, period)
+}
+
+/// Spawns `future` on the current runtime `duration` from now, timed by
+/// the runtime's default wheel; see [`Wheel::spawn_after`].
+///
+/// Until then the future waits in the wheel, costing one entry and no tokio
+/// task; cancelling the returned [`TimeoutHandle`] first drops it unrun.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _handle = hashwheel::spawn_after(Duration::from_secs(1), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// let retry = hashwheel::spawn_after(Duration::from_secs(1), async move {
+///     tx.send("retried").unwrap();
+/// });
+/// assert_eq!(rx.await.unwrap(), "retried");
+/// assert!(retry.is_expired());
+///
+/// let never = hashwheel::spawn_after(Duration::from_secs(1), async { unreachable!() });
+/// assert!(never.cancel());
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_after<F>(duration: Duration, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    make("spawn_after", |w| w.try_spawn_after(duration, future))
+}
+
+/// Spawns `future` on the current runtime at `deadline`, through the
+/// runtime's default wheel: see [`Wheel::spawn_at`].
+///
+/// # Panics
+///
+/// Outside a tokio runtime, or when the default wheel is at capacity.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(250);
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// hashwheel::spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
+/// assert_eq!(rx.await.unwrap(), at);
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_at<F>(deadline: Instant, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    make("spawn_at", |w| w.try_spawn_at(deadline, future))
+}
+
+/// A `DelayQueue` on the current runtime's default wheel; see
+/// [`DelayQueue::new`](crate::DelayQueue::new).
+#[track_caller]
+pub(crate) fn delay_queue<T>(what: &str, capacity: usize) -> crate::DelayQueue<T> {
+    with_current(what, |w| w.delay_queue_with_capacity(capacity))
+}
