@@ -66,7 +66,7 @@ fn repeat(iters: u64, mut run: impl FnMut() -> Duration) -> Duration {
 }
 
 fn throughput(c: &mut Criterion, env: &Env) {
-    per_op(c, "register_cancel_1thread_cpu", &Imp::FUTURES, |imp, n| {
+    per_op(c, "register_cancel_1thread_cpu", &Imp::FREE, |imp, n| {
         cpu(w::register_cancel(env, imp, 1, n))
     });
     per_op(
@@ -75,16 +75,16 @@ fn throughput(c: &mut Criterion, env: &Env) {
         &Imp::FUTURES,
         |imp, n| wall(w::register_cancel(env, imp, 2, n.max(2))),
     );
-    per_op(c, "timeout_pending_once_cpu", &Imp::FUTURES, |imp, n| {
+    per_op(c, "timeout_pending_once_cpu", &Imp::FREE, |imp, n| {
         cpu(w::timeout(env, imp, true, n))
     });
-    per_op(c, "timeout_ready_cpu", &Imp::FUTURES, |imp, n| {
+    per_op(c, "timeout_ready_cpu", &Imp::FREE, |imp, n| {
         cpu(w::timeout(env, imp, false, n))
     });
-    per_op(c, "reset_later_cpu", &Imp::ALL, |imp, n| {
+    per_op(c, "reset_later_cpu", &Imp::MAIN, |imp, n| {
         cpu(w::reset(env, imp, false, n))
     });
-    per_op(c, "reset_later_and_poll_cpu", &Imp::ALL, |imp, n| {
+    per_op(c, "reset_later_and_poll_cpu", &Imp::MAIN, |imp, n| {
         cpu(w::reset(env, imp, true, n))
     });
 }
@@ -169,7 +169,7 @@ fn delay_queue(c: &mut Criterion) {
 
 fn real_clock(c: &mut Criterion) {
     let mut g = slow(c, "lateness_p99_10000_sleeps");
-    for imp in Imp::ALL {
+    for imp in Imp::MAIN {
         g.bench_function(imp.id(), |b| {
             b.iter_custom(|iters| {
                 repeat(iters, || {
@@ -188,7 +188,7 @@ fn real_clock(c: &mut Criterion) {
         let imps: &[Imp] = if timers == 0 {
             &Imp::FUTURES
         } else {
-            &Imp::ALL
+            &Imp::MAIN
         };
         for &imp in imps {
             g.bench_function(BenchmarkId::new(what, imp.id()), |b| {
@@ -205,7 +205,7 @@ fn real_clock(c: &mut Criterion) {
 fn memory() {
     let n = 1_000_000;
     println!("memory: bytes per pending timer, {n} timers 10–60 s away (RSS delta) and size_of");
-    for imp in Imp::ALL {
+    for imp in Imp::MAIN {
         let rss = w::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
         println!(
             "memory/{:<14} RSS {rss:>6} B   size_of {:>3} B",

@@ -238,7 +238,7 @@ fn register_cancel(cfg: &Config, env: &Env, t: &mut Table) {
     for threads in [1, 2] {
         let name = |m| format!("register + cancel a 30 s sleep, {threads} thread(s), {m}");
         let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FUTURES, |imp| {
+        rounds(cfg.rounds, &Imp::FREE, |imp| {
             let (cpu, wall) = w::register_cancel(env, imp, threads, ops).per_op(ops);
             t.add(&name("CPU"), NS, imp, cpu);
             t.add(&name("wall"), NS, imp, wall);
@@ -250,7 +250,7 @@ fn timeout(cfg: &Config, env: &Env, t: &mut Table) {
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
         let name = format!("timeout(30 s, f), f {what}, CPU");
         let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FUTURES, |imp| {
+        rounds(cfg.rounds, &Imp::FREE, |imp| {
             let cpu = w::timeout(env, imp, pending, ops).per_op(ops).0;
             t.add(&name, NS, imp, cpu);
         });
@@ -279,7 +279,7 @@ fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
 
 fn memory(cfg: &Config, _: &Env, t: &mut Table) {
     let name = format!("memory per pending timer, RSS of {}", count(cfg.memory_n));
-    for imp in Imp::ALL {
+    for imp in Imp::MAIN {
         if let Some(b) = w::bytes_per_timer(imp, cfg.memory_n) {
             t.add(&name, "B", imp, b);
         }
@@ -296,7 +296,7 @@ fn reset(cfg: &Config, env: &Env, t: &mut Table) {
     for (poll, what) in [(false, ""), (true, " and poll")] {
         let name = format!("reset a pending timer to a later deadline{what}, CPU");
         let ops = cfg.reset_ops;
-        rounds(cfg.rounds, &Imp::ALL, |imp| {
+        rounds(cfg.rounds, &Imp::MAIN, |imp| {
             t.add(&name, NS, imp, w::reset(env, imp, poll, ops).per_op(ops).0);
         });
     }
@@ -329,7 +329,7 @@ fn burst(cfg: &Config, _: &Env, t: &mut Table) {
 
 fn lateness(cfg: &Config, _: &Env, t: &mut Table) {
     let head = format!("{} random sleeps 1–500 ms (real clock)", count(cfg.late_n));
-    rounds(cfg.slow_rounds, &Imp::ALL, |imp| {
+    rounds(cfg.slow_rounds, &Imp::MAIN, |imp| {
         let l = w::lateness(imp, cfg.late_n);
         t.add(&format!("{head}: lateness p50"), "ms", imp, l.p50_ms);
         t.add(&format!("{head}: lateness p99"), "ms", imp, l.p99_ms);
@@ -349,7 +349,7 @@ fn idle(cfg: &Config, _: &Env, t: &mut Table) {
         let imps: &[Imp] = if timers == 0 {
             &Imp::FUTURES
         } else {
-            &Imp::ALL
+            &Imp::MAIN
         };
         let name = format!("CPU over {window:?} with {what}");
         rounds(cfg.slow_rounds, imps, |imp| {

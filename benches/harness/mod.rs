@@ -24,6 +24,9 @@ use std::time::Duration;
 pub enum Imp {
     /// This crate's timer futures (`Sleep`, `Timeout`).
     Hashwheel,
+    /// This crate's free functions (`hashwheel::sleep`, `hashwheel::timeout`)
+    /// on the runtime's default wheel.
+    HashwheelFree,
     /// This crate's `DelayQueue`.
     HashwheelQueue,
     /// `tokio::time`.
@@ -37,7 +40,18 @@ pub enum Imp {
 }
 
 impl Imp {
-    pub const ALL: [Imp; 6] = [
+    pub const ALL: [Imp; 7] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::Pingora,
+        Imp::FuturesTimer,
+    ];
+    /// Every implementation but the free functions, which only the register
+    /// + cancel and timeout rows run.
+    pub const MAIN: [Imp; 6] = [
         Imp::Hashwheel,
         Imp::HashwheelQueue,
         Imp::Tokio,
@@ -47,6 +61,15 @@ impl Imp {
     ];
     /// The implementations that make a timer future.
     pub const FUTURES: [Imp; 4] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora, Imp::FuturesTimer];
+    /// The register + cancel and timeout rows: the futures, and hashwheel's
+    /// free functions, which look the runtime's default wheel up each time.
+    pub const FREE: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Tokio,
+        Imp::Pingora,
+        Imp::FuturesTimer,
+    ];
     /// The two `DelayQueue`s.
     pub const QUEUES: [Imp; 2] = [Imp::HashwheelQueue, Imp::TokioUtil];
     /// The implementations that can hold many pending timers and cancel
@@ -62,6 +85,7 @@ impl Imp {
     pub fn name(self) -> &'static str {
         match self {
             Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelFree => "hashwheel::sleep (default wheel)",
             Imp::HashwheelQueue => "hashwheel DelayQueue",
             Imp::Tokio => "tokio::time",
             Imp::TokioUtil => "tokio-util DelayQueue",
@@ -74,6 +98,7 @@ impl Imp {
     pub fn id(self) -> &'static str {
         match self {
             Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelFree => "hashwheel_free",
             Imp::HashwheelQueue => "hashwheel_queue",
             Imp::Tokio => "tokio",
             Imp::TokioUtil => "tokio_util",

@@ -80,6 +80,12 @@ fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
                 assert!(poll_noop(Pin::new(&mut s)).is_pending());
             }
         }
+        Imp::HashwheelFree => {
+            for _ in 0..n {
+                let mut s = hashwheel::sleep(FAR);
+                assert!(poll_noop(Pin::new(&mut s)).is_pending());
+            }
+        }
         Imp::Tokio => {
             for _ in 0..n {
                 assert!(poll_noop(pin!(tokio::time::sleep(FAR))).is_pending());
@@ -148,6 +154,11 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
         Imp::Hashwheel => {
             for _ in 0..ops {
                 finish(pin!(env.wheel.timeout(FAR, f())), pending_first);
+            }
+        }
+        Imp::HashwheelFree => {
+            for _ in 0..ops {
+                finish(pin!(hashwheel::timeout(FAR, f())), pending_first);
             }
         }
         Imp::Tokio => {
@@ -239,7 +250,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         }
         Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&env.dq), deadlines, order),
         Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&env.hq), deadlines, order),
-        Imp::Pingora => unsupported(imp),
+        Imp::Pingora | Imp::HashwheelFree => unsupported(imp),
     }
 }
 
@@ -282,6 +293,7 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     }
     match imp {
         Imp::Hashwheel => measure(&deadlines, |d| polled(env.wheel.sleep(d))),
+        Imp::HashwheelFree => unsupported(imp),
         Imp::Tokio => measure(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
         Imp::FuturesTimer => measure(&deadlines, |d| polled(futures_timer::Delay::new(d))),
         Imp::Pingora => measure(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
@@ -334,7 +346,7 @@ pub fn child_main() {
 /// `size_of` of what a user holds for one pending timer.
 pub fn size_of_timer(imp: Imp) -> usize {
     match imp {
-        Imp::Hashwheel => size_of::<hashwheel::Sleep>(),
+        Imp::Hashwheel | Imp::HashwheelFree => size_of::<hashwheel::Sleep>(),
         Imp::Tokio => size_of::<tokio::time::Sleep>(),
         Imp::TokioUtil => size_of::<tokio_util::time::delay_queue::Key>(),
         Imp::HashwheelQueue => size_of::<hashwheel::delay_queue::Key>(),
@@ -354,6 +366,7 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_micros(i);
     match imp {
+        Imp::HashwheelFree => unsupported(imp),
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
             let m = Meter::start(imp);
@@ -438,7 +451,7 @@ fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
         Imp::FuturesTimer => Box::pin(futures_timer::Delay::new(left())),
-        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree => unsupported(imp),
     }
 }
 
