@@ -454,7 +454,7 @@ fn main() {
         println!("- {k}: {v}");
     }
     println!(
-        "- rounds: {} ({} for {} inserts, 1M bursts, lateness and idle CPU), implementations alternating",
+        "- rounds: {} ({} for inserts of {} and more, bursts of more than 100k tasks, lateness and idle CPU), implementations alternating",
         cfg.rounds,
         cfg.slow_rounds,
         count(cfg.slow_size)
