@@ -25,6 +25,12 @@
 //!   bucket is empty). It is exact after the bucket was last visited and only
 //!   goes stale (too low) when entries leave it, which can cost a spurious
 //!   visit but never a late one.
+//! - `buckets[b].max` is an upper bound of the ticks in bucket `b` (0 when
+//!   it is empty), stale (too high) only after entries leave it. A bucket
+//!   whose upper bound has come is due as a whole: it moves to the due list
+//!   in one splice, without a walk over its entries.
+//! - `buckets[b].tail` is the last entry of bucket `b` ([`NIL`] when it is
+//!   empty).
 //! - `next` is a lower bound of every tick in every bucket.
 
 use slab::Slab;
@@ -53,6 +59,22 @@ pub(crate) enum Place {
     Parked,
 }
 
+/// A bucket: its list of entries and an upper bound of their ticks.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    head: u32,
+    tail: u32,
+    max: u64,
+}
+
+impl Bucket {
+    const EMPTY: Bucket = Bucket {
+        head: NIL,
+        tail: NIL,
+        max: 0,
+    };
+}
+
 #[derive(Debug)]
 struct Entry<T> {
     tick: u64,
@@ -65,7 +87,10 @@ struct Entry<T> {
 #[derive(Debug)]
 pub(crate) struct HashedWheel<T> {
     entries: Slab<Entry<T>>,
-    heads: Box<[u32]>,
+    /// Each bucket's list and upper bound, together on one cache line.
+    buckets: Box<[Bucket]>,
+    /// Each bucket's lower bound, apart: [`scan_next`](Self::scan_next)
+    /// reads them in a row.
     mins: Box<[u64]>,
     mask: u64,
     elapsed: u64,
@@ -90,7 +115,7 @@ impl<T> HashedWheel<T> {
         );
         HashedWheel {
             entries: Slab::with_capacity(capacity),
-            heads: vec![NIL; slots].into_boxed_slice(),
+            buckets: vec![Bucket::EMPTY; slots].into_boxed_slice(),
             mins: vec![NEVER; slots].into_boxed_slice(),
             mask: slots as u64 - 1,
             elapsed,
@@ -225,10 +250,14 @@ impl<T> HashedWheel<T> {
     }
 
     /// Moves the due entries of bucket `b` to the due list and makes the
-    /// bucket's lower bound exact again.
+    /// bucket's bounds exact again.
     fn visit(&mut self, b: usize, now: u64) {
-        let mut key = self.heads[b];
-        let mut min = NEVER;
+        if self.buckets[b].max <= now {
+            self.splice_due(b);
+            return;
+        }
+        let mut key = self.buckets[b].head;
+        let (mut min, mut max) = (NEVER, 0);
         while key != NIL {
             let e = &self.entries[key as usize];
             let next = e.next;
@@ -237,10 +266,29 @@ impl<T> HashedWheel<T> {
                 self.push_due(key);
             } else {
                 min = min.min(e.tick);
+                max = max.max(e.tick);
             }
             key = next;
         }
         self.mins[b] = min;
+        self.buckets[b].max = max;
+    }
+
+    /// Appends the whole of bucket `b`, every entry of which is due, to the
+    /// due list, in the order a walk would have moved them.
+    fn splice_due(&mut self, b: usize) {
+        let Bucket { head, tail, .. } = std::mem::replace(&mut self.buckets[b], Bucket::EMPTY);
+        self.mins[b] = NEVER;
+        if head == NIL {
+            return;
+        }
+        if self.due_tail == NIL {
+            self.due_head = head;
+        } else {
+            self.entries[self.due_tail as usize].next = head;
+            self.entries[head as usize].prev = self.due_tail;
+        }
+        self.due_tail = tail;
     }
 
     /// The earliest tick that can hold work, scanning the buckets in tick
@@ -301,7 +349,7 @@ impl<T> HashedWheel<T> {
             if self.mins[b] == NEVER {
                 continue;
             }
-            let mut key = self.heads[b];
+            let mut key = self.buckets[b].head;
             while key != NIL {
                 let e = &self.entries[key as usize];
                 if best.is_none_or(|(tick, _)| e.tick < tick) {
@@ -340,13 +388,14 @@ impl<T> HashedWheel<T> {
             f(key, &mut self.entries[key as usize].value);
         }
         self.mins.fill(NEVER);
+        self.buckets.fill(Bucket::EMPTY);
         self.next = NEVER;
     }
 
     /// Removes every entry.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
-        self.heads.fill(NIL);
+        self.buckets.fill(Bucket::EMPTY);
         self.mins.fill(NEVER);
         self.next = NEVER;
         self.due_head = NIL;
@@ -367,18 +416,23 @@ impl<T> HashedWheel<T> {
             self.push_due(key);
         } else {
             let b = (tick & self.mask) as usize;
-            let head = self.heads[b];
+            let head = self.buckets[b].head;
             {
                 let e = &mut self.entries[key as usize];
                 e.prev = NIL;
                 e.next = head;
             }
-            if head != NIL {
+            if head == NIL {
+                self.buckets[b].tail = key;
+            } else {
                 self.entries[head as usize].prev = key;
             }
-            self.heads[b] = key;
+            self.buckets[b].head = key;
             if tick < self.mins[b] {
                 self.mins[b] = tick;
+            }
+            if tick > self.buckets[b].max {
+                self.buckets[b].max = tick;
             }
             if tick < self.next {
                 self.next = tick;
@@ -408,8 +462,9 @@ impl<T> HashedWheel<T> {
         let bucket = (tick > self.elapsed).then_some((tick & self.mask) as usize);
         self.unlink_from(key, bucket);
         if let Some(b) = bucket {
-            if self.heads[b] == NIL {
+            if self.buckets[b].head == NIL {
                 self.mins[b] = NEVER;
+                self.buckets[b].max = 0;
             }
         }
     }
@@ -425,15 +480,16 @@ impl<T> HashedWheel<T> {
         };
         if prev == NIL {
             match bucket {
-                Some(b) => self.heads[b] = next,
+                Some(b) => self.buckets[b].head = next,
                 None => self.due_head = next,
             }
         } else {
             self.entries[prev as usize].next = next;
         }
         if next == NIL {
-            if bucket.is_none() {
-                self.due_tail = prev;
+            match bucket {
+                Some(b) => self.buckets[b].tail = prev,
+                None => self.due_tail = prev,
             }
         } else {
             self.entries[next as usize].prev = prev;
@@ -467,6 +523,35 @@ mod tests {
         assert!(drain(&mut w).is_empty());
         w.advance(5);
         assert_eq!(drain(&mut w), [5]);
+        assert_eq!(w.pending(), 0);
+    }
+
+    #[test]
+    fn a_wholly_due_bucket_moves_in_one_splice_in_walk_order() {
+        let mut w = HashedWheel::new(4, 0);
+        let a = w.insert(1, 10).unwrap();
+        let b = w.insert(1, 11).unwrap();
+        let c = w.insert(1, 12).unwrap();
+        w.insert(2, 20).unwrap();
+        w.insert(5, 50).unwrap(); // bucket 1, one turn away
+                                  // Leaving the bucket keeps its tail right: remove the tail (the
+                                  // first inserted) and the middle.
+        w.remove(a);
+        w.remove(b);
+        w.advance(2);
+        let mut order = Vec::new();
+        while let Some((_, v)) = w.pop_due() {
+            order.push(*v);
+        }
+        assert_eq!(order, [12, 20]);
+        w.remove(c);
+        // Bucket 1 still holds tick 5 after its due entries left it; a new
+        // entry there links behind nothing stale.
+        w.insert(9, 90).unwrap();
+        w.advance(5);
+        assert_eq!(drain(&mut w), [50]);
+        w.advance(9);
+        assert_eq!(drain(&mut w), [90]);
         assert_eq!(w.pending(), 0);
     }
 

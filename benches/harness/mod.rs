@@ -1,0 +1,216 @@
+//! The workloads shared by `benches/timers.rs` (criterion) and
+//! `examples/compare.rs` (one table, all implementations in one process).
+//!
+//! Every workload runs the same way for every implementation and returns
+//! what it measured; the callers only decide how often and in which order.
+//! Throughput workloads count the CPU of the whole process (every thread:
+//! the caller, tokio's workers, where hashwheel's driver and tokio's timer
+//! driver run, and the implementation's own helper thread), less the helper
+//! threads of the *other* implementations (pingora's clock thread and
+//! futures-timer's thread, once started, live as long as the process).
+#![allow(dead_code)]
+
+pub mod cpu;
+pub mod queue;
+pub mod workloads;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// An implementation under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Imp {
+    /// This crate's timer futures (`Sleep`, `Timeout`).
+    Hashwheel,
+    /// This crate's free functions (`hashwheel::sleep`, `hashwheel::timeout`)
+    /// on the runtime's default wheel.
+    HashwheelFree,
+    /// This crate's `DelayQueue`.
+    HashwheelQueue,
+    /// `tokio::time`.
+    Tokio,
+    /// `tokio_util::time::DelayQueue`.
+    TokioUtil,
+    /// `pingora_timeout::fast_timeout` (`fast_sleep`, `fast_timeout`).
+    Pingora,
+    /// `futures_timer::Delay`.
+    FuturesTimer,
+}
+
+impl Imp {
+    pub const ALL: [Imp; 7] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::Pingora,
+        Imp::FuturesTimer,
+    ];
+    /// Every implementation but the free functions, which only the register
+    /// + cancel and timeout rows run.
+    pub const MAIN: [Imp; 6] = [
+        Imp::Hashwheel,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::Pingora,
+        Imp::FuturesTimer,
+    ];
+    /// The implementations that make a timer future.
+    pub const FUTURES: [Imp; 4] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora, Imp::FuturesTimer];
+    /// The register + cancel and timeout rows: the futures, and hashwheel's
+    /// free functions, which look the runtime's default wheel up each time.
+    pub const FREE: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Tokio,
+        Imp::Pingora,
+        Imp::FuturesTimer,
+    ];
+    /// The two `DelayQueue`s.
+    pub const QUEUES: [Imp; 2] = [Imp::HashwheelQueue, Imp::TokioUtil];
+    /// The implementations that can hold many pending timers and cancel
+    /// them (pingora-timeout cannot cancel: a timer stays until it fires).
+    pub const HOLDERS: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::FuturesTimer,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelFree => "hashwheel::sleep (default wheel)",
+            Imp::HashwheelQueue => "hashwheel DelayQueue",
+            Imp::Tokio => "tokio::time",
+            Imp::TokioUtil => "tokio-util DelayQueue",
+            Imp::Pingora => "pingora-timeout",
+            Imp::FuturesTimer => "futures-timer",
+        }
+    }
+
+    /// A short name for benchmark ids and command lines.
+    pub fn id(self) -> &'static str {
+        match self {
+            Imp::Hashwheel => "hashwheel",
+            Imp::HashwheelFree => "hashwheel_free",
+            Imp::HashwheelQueue => "hashwheel_queue",
+            Imp::Tokio => "tokio",
+            Imp::TokioUtil => "tokio_util",
+            Imp::Pingora => "pingora",
+            Imp::FuturesTimer => "futures_timer",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Imp> {
+        Imp::ALL.into_iter().find(|i| i.id() == id)
+    }
+
+    /// The name (`comm`) of the thread the implementation runs on its own.
+    pub fn helper_thread(self) -> Option<&'static str> {
+        match self {
+            Imp::Pingora => Some("Timer thread"),
+            Imp::FuturesTimer => Some("futures-timer"),
+            _ => None,
+        }
+    }
+}
+
+/// Polls `f` once with a waker that does nothing.
+pub fn poll_noop<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// A future that is pending on its first poll and ready on the second, or
+/// ready at once.
+#[derive(Debug, Default)]
+pub struct PendingOnce(bool);
+
+impl PendingOnce {
+    /// Pending once first when `pending_first`, else ready at once.
+    pub fn new(pending_first: bool) -> PendingOnce {
+        PendingOnce(!pending_first)
+    }
+}
+
+impl Future for PendingOnce {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so that every
+/// implementation gets the same deadlines.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `lo..hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo)
+    }
+
+    /// `n` durations uniformly in `lo..hi`, at microsecond resolution.
+    pub fn durations(&mut self, n: usize, lo: Duration, hi: Duration) -> Vec<Duration> {
+        let (lo, hi) = (lo.as_micros() as u64, hi.as_micros() as u64);
+        (0..n)
+            .map(|_| Duration::from_micros(self.range(lo, hi)))
+            .collect()
+    }
+
+    /// A random permutation of `0..n` (Fisher–Yates).
+    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
+        let mut p: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = self.range(0, i as u64 + 1) as usize;
+            p.swap(i, j);
+        }
+        p
+    }
+}
+
+/// The median of `v` (sorted in place); NaN when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The `q` quantile (0..=1) of sorted `v`, nearest rank.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}

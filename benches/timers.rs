@@ -1,0 +1,246 @@
+//! Criterion benchmarks: one group per workload, each with hashwheel and
+//! every peer that can run it. The workloads live in `harness/`, shared
+//! with `examples/compare.rs`.
+//!
+//! What each group's "time" is:
+//! - `*_cpu` groups: CPU time of the whole process per operation (every
+//!   thread: callers, tokio workers, drivers, the implementation's own
+//!   timer thread), not wall time.
+//! - `register_cancel_2threads_wall`: wall time per operation with two
+//!   threads working at once (throughput).
+//! - `expiry_burst`: from the deadline to the last task's wake-up.
+//! - `expiry_pass`: wall time of the timer's own expiry pass.
+//! - `lateness_p99`: the 99th percentile lateness of 10k random sleeps.
+//! - `idle_cpu_2s`: CPU used over a 2 s window.
+//!
+//! Memory per pending timer is not a time; it is printed before the groups
+//! (skip with a filter that does not match `memory`).
+//!
+//! `cargo bench --bench timers -- register` runs the groups whose name
+//! contains `register`.
+
+mod harness;
+
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use harness::cpu::Span;
+use harness::workloads::{self as w, Env};
+use harness::{Imp, Rng};
+
+fn cpu(s: Span) -> Duration {
+    Duration::from_nanos(s.cpu_ns)
+}
+
+fn wall(s: Span) -> Duration {
+    Duration::from_nanos(s.wall_ns)
+}
+
+/// One benchmark per implementation in `imps`: `run(imp, iters)` runs
+/// `iters` operations and returns their time.
+fn per_op(c: &mut Criterion, group: &str, imps: &[Imp], run: impl Fn(Imp, u64) -> Duration) {
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(1));
+    for &imp in imps {
+        g.bench_function(imp.id(), |b| b.iter_custom(|iters| run(imp, iters)));
+    }
+    g.finish();
+}
+
+/// A group of slow benchmarks: ten samples of one run each.
+fn slow<'a>(
+    c: &'a mut Criterion,
+    group: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(group);
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_secs(1));
+    g
+}
+
+/// Runs `run` `iters` times and adds up what it returns.
+fn repeat(iters: u64, mut run: impl FnMut() -> Duration) -> Duration {
+    (0..iters).map(|_| run()).sum()
+}
+
+fn throughput(c: &mut Criterion, env: &Env) {
+    per_op(c, "register_cancel_1thread_cpu", &Imp::FREE, |imp, n| {
+        cpu(w::register_cancel(env, imp, 1, n))
+    });
+    per_op(
+        c,
+        "register_cancel_2threads_wall",
+        &Imp::FUTURES,
+        |imp, n| wall(w::register_cancel(env, imp, 2, n.max(2))),
+    );
+    per_op(c, "timeout_pending_once_cpu", &Imp::FREE, |imp, n| {
+        cpu(w::timeout(env, imp, true, n))
+    });
+    per_op(c, "timeout_ready_cpu", &Imp::FREE, |imp, n| {
+        cpu(w::timeout(env, imp, false, n))
+    });
+    per_op(c, "reset_later_cpu", &Imp::MAIN, |imp, n| {
+        cpu(w::reset(env, imp, false, n))
+    });
+    per_op(c, "reset_later_and_poll_cpu", &Imp::MAIN, |imp, n| {
+        cpu(w::reset(env, imp, true, n))
+    });
+}
+
+fn pending_timers(c: &mut Criterion, env: &Env) {
+    for n in [10_000, 100_000, 1_000_000, 4_000_000] {
+        let mut rng = Rng::new(n as u64);
+        let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
+        let order = rng.permutation(n);
+        let mut g = slow(c, &format!("insert_cancel_{n}_cpu"));
+        g.throughput(Throughput::Elements(n as u64));
+        for imp in Imp::HOLDERS {
+            let run = || w::insert_cancel(env, imp, &deadlines, &order);
+            g.bench_function(BenchmarkId::new("insert", imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(run().insert)))
+            });
+            g.bench_function(BenchmarkId::new("cancel", imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(run().cancel)))
+            });
+        }
+        g.finish();
+    }
+}
+
+fn burst(c: &mut Criterion) {
+    for n in [100_000, 1_000_000] {
+        let mut g = slow(c, &format!("expiry_burst_{n}_tasks"));
+        for imp in Imp::FUTURES {
+            g.bench_function(imp.id(), |b| {
+                b.iter_custom(|iters| {
+                    repeat(iters, || {
+                        w::burst(imp, n)
+                            .expect("the tasks register before the deadline")
+                            .last_wake
+                    })
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+fn expiry_pass(c: &mut Criterion) {
+    let n = 1_000_000;
+    let mut g = slow(c, "expiry_pass_1000000_wall");
+    g.throughput(Throughput::Elements(n as u64));
+    for imp in [Imp::Hashwheel, Imp::Tokio] {
+        g.bench_function(imp.id(), |b| {
+            b.iter_custom(|iters| repeat(iters, || wall(w::expiry_pass(imp, n))))
+        });
+    }
+    g.finish();
+}
+
+fn delay_queue(c: &mut Criterion) {
+    let n = 1_000_000;
+    let mut rng = Rng::new(3);
+    let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
+    let order = rng.permutation(n);
+    let mut g = slow(c, "delay_queue_1000000_cpu");
+    g.throughput(Throughput::Elements(n as u64));
+    type Pick = fn(&w::QueueOps) -> Span;
+    let ops: [(&str, Pick); 4] = [
+        ("insert", |q| q.insert),
+        ("reset", |q| q.reset),
+        ("remove", |q| q.remove),
+        ("drain", |q| q.drain),
+    ];
+    for (op, pick) in ops {
+        for imp in Imp::QUEUES {
+            g.bench_function(BenchmarkId::new(op, imp.id()), |b| {
+                b.iter_custom(|iters| {
+                    repeat(iters, || {
+                        cpu(pick(&w::delay_queue(imp, &deadlines, &order)))
+                    })
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+fn real_clock(c: &mut Criterion) {
+    let mut g = slow(c, "lateness_p99_10000_sleeps");
+    for imp in Imp::MAIN {
+        g.bench_function(imp.id(), |b| {
+            b.iter_custom(|iters| {
+                repeat(iters, || {
+                    let l = w::lateness(imp, 10_000);
+                    if l.early > 0 {
+                        eprintln!("{}: {} early fires", imp.name(), l.early);
+                    }
+                    Duration::from_secs_f64(l.p99_ms.max(0.0) / 1e3)
+                })
+            })
+        });
+    }
+    g.finish();
+    let mut g = slow(c, "idle_cpu_2s");
+    for (timers, what) in [(0, "nothing"), (100_000, "100k_far")] {
+        let imps: &[Imp] = if timers == 0 {
+            &Imp::FUTURES
+        } else {
+            &Imp::MAIN
+        };
+        for &imp in imps {
+            g.bench_function(BenchmarkId::new(what, imp.id()), |b| {
+                b.iter_custom(|iters| {
+                    repeat(iters, || w::idle_cpu(imp, timers, Duration::from_secs(2)))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// Bytes per pending timer, each measured in a fresh child process.
+fn memory() {
+    let n = 1_000_000;
+    println!("memory: bytes per pending timer, {n} timers 10–60 s away (RSS delta) and size_of");
+    for imp in Imp::MAIN {
+        let rss = w::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
+        println!(
+            "memory/{:<14} RSS {rss:>6} B   size_of {:>3} B",
+            imp.id(),
+            w::size_of_timer(imp)
+        );
+    }
+}
+
+/// Whether the command line selects `name`: no filter, or a filter that is
+/// a substring of it (as criterion's default filter matching does).
+fn selected(name: &str) -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--test" || a == "--list") {
+        return false;
+    }
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
+fn main() {
+    w::child_main();
+    if selected("memory") {
+        memory();
+    }
+    let env = Env::new();
+    let mut c = Criterion::default().configure_from_args();
+    throughput(&mut c, &env);
+    pending_timers(&mut c, &env);
+    burst(&mut c);
+    real_clock(&mut c);
+    // On tokio's paused clock: last, because once a clock has been paused
+    // every `tokio::time::Instant::now()` in the process (with `test-util`,
+    // which the dev-dependencies enable) takes a slower path.
+    expiry_pass(&mut c);
+    delay_queue(&mut c);
+    c.final_summary();
+}
