@@ -131,6 +131,8 @@ pub struct DelayQueue<T> {
     wheel: HashedWheel<Slot<T>>,
     sleep: Sleep,
     armed: Option<u64>,
+    /// The sleep is registered for `armed` with the waker in `waker`.
+    sleep_waits: bool,
     waker: Option<Waker>,
     generation: u32,
     /// tokio's timer, used only once the shared wheel has shut down.
@@ -155,6 +157,7 @@ impl<T> DelayQueue<T> {
             wheel,
             sleep,
             armed: None,
+            sleep_waits: false,
             waker: None,
             generation: 0,
             fallback: None,
@@ -513,6 +516,7 @@ impl<T> DelayQueue<T> {
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
+            self.sleep_waits = false;
         }
         loop {
             if let Some(index) = self.wheel.peek_due() {
@@ -535,13 +539,23 @@ impl<T> DelayQueue<T> {
                 };
             };
             if self.armed != Some(tick) {
+                // Eager: the sleep's entry must sit at exactly this tick for
+                // the shortcut below.
                 let at = self.core().ns_of_tick(tick);
-                self.sleep.reset_ns(at);
+                self.sleep.reset_ns(at, true);
                 self.armed = Some(tick);
+                self.sleep_waits = false;
             }
-            if self.sleep.poll_sleep(cx).is_pending() {
+            if self.sleep_waits && now < tick && !self.core().is_shutdown() {
+                // The sleep waits at this tick with this task's waker: it
+                // will wake us; polling it again would only take its lock.
                 return Poll::Pending;
             }
+            if self.sleep.poll_sleep(cx).is_pending() {
+                self.sleep_waits = true;
+                return Poll::Pending;
+            }
+            self.sleep_waits = false;
             self.armed = None;
             if self.core().now_tick() < tick {
                 // The sleep completed before its tick: the shared wheel has

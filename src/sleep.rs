@@ -164,15 +164,18 @@ impl Sleep {
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
         let ns = self.shard.core().ns_of(deadline);
-        self.reset_ns(ns);
+        self.reset_ns(ns, false);
     }
 
-    pub(crate) fn reset_ns(&mut self, ns: i64) {
-        let earlier = ns < self.deadline;
+    /// Moves the deadline to `ns`. A registered entry moves now if the
+    /// deadline moves earlier or `eager` is set; otherwise it keeps its
+    /// place and re-arms itself when it comes due.
+    pub(crate) fn reset_ns(&mut self, ns: i64, eager: bool) {
+        let moves = eager || ns < self.deadline;
         self.deadline = ns;
         match self.state {
             State::Registered => {
-                if earlier {
+                if moves {
                     let tick = self.shard.core().tick_of(ns);
                     if !self.shard.get().reschedule(self.key, tick) {
                         self.state = State::Unchecked;

@@ -33,6 +33,16 @@ use crate::wheel::{HashedWheel, Place, NEVER};
 /// A deadline too far away to represent: the timer never fires.
 pub(crate) const NEVER_NS: i64 = i64::MAX;
 
+/// `d` in nanoseconds, if that fits an `i64` (about 292 years). Plain
+/// 64-bit arithmetic: this runs for every timer made.
+#[inline]
+fn nanos(d: Duration) -> Option<i64> {
+    i64::try_from(d.as_secs())
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(i64::from(d.subsec_nanos()))
+}
+
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
 #[repr(align(128))]
@@ -93,17 +103,16 @@ impl Core {
     /// time too far to represent.
     pub(crate) fn ns_of(&self, t: Instant) -> i64 {
         if t >= self.origin {
-            i64::try_from((t - self.origin).as_nanos()).unwrap_or(NEVER_NS)
+            nanos(t - self.origin).unwrap_or(NEVER_NS)
         } else {
-            i64::try_from((self.origin - t).as_nanos()).map_or(i64::MIN + 1, |n| -n)
+            nanos(self.origin - t).map_or(i64::MIN + 1, |n| -n)
         }
     }
 
     /// The deadline `d` from now, in nanoseconds from the origin.
     pub(crate) fn ns_after(&self, d: Duration) -> i64 {
         let now = self.now_ns();
-        i64::try_from(d.as_nanos())
-            .ok()
+        nanos(d)
             .and_then(|d| now.checked_add(d))
             .unwrap_or(NEVER_NS)
     }
