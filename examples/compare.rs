@@ -8,6 +8,7 @@
 //! cargo run --release --example compare -- --quick  # smaller, under a minute
 //! cargo run --release --example compare -- --only register,reset  # some sections
 //! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
+//! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
 //! ```
 //!
 //! See BENCHMARKS.md for what each row stands for.
@@ -431,7 +432,10 @@ fn main() {
             .filter(|i| !keep.iter().any(|k| k == i.id()));
         SKIP.set(skip.collect()).expect("set once");
     }
-    let cfg = Config::new(quick);
+    let mut cfg = Config::new(quick);
+    if let Some(n) = list("--register-ops") {
+        cfg.register_ops = n[0].parse().expect("--register-ops takes a number");
+    }
     let started = Instant::now();
     let env = Env::new();
     let mut t = Table::default();
