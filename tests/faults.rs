@@ -312,7 +312,10 @@ fn a_blocked_worker_delays_timers_but_never_fires_them_early() {
         .unwrap();
     rt.block_on(async {
         let wheel = Wheel::new();
-        let start = Instant::now();
+        // Deadlines far enough ahead that every sleep registers before its
+        // own: one first polled after its deadline would complete at once,
+        // without the wheel (and without counting as fired).
+        let start = Instant::now() + Duration::from_millis(300);
         let waiters: Vec<_> = (1..=50u32)
             .map(|i| {
                 let w = wheel.clone();
@@ -323,11 +326,14 @@ fn a_blocked_worker_delays_timers_but_never_fires_them_early() {
                 })
             })
             .collect();
-        for _ in 0..8 {
+        let mut turns = 0;
+        while wheel.metrics().num_pending() < 50 {
             tokio::task::yield_now().await;
+            turns += 1;
+            assert!(turns < 100_000, "the sleeps never registered");
         }
-        // Block the only worker: the driver cannot run.
-        std::thread::sleep(Duration::from_millis(200));
+        // Block the only worker past every deadline: the driver cannot run.
+        std::thread::sleep((start + 100 * MS).duration_since(Instant::now()));
         for w in waiters {
             w.await.unwrap();
         }
