@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::clock;
 use crate::driver::{task, Core, Shards};
 use crate::error::{BuildError, BuildKind};
 use crate::sync::Arc;
@@ -12,12 +13,11 @@ use crate::Wheel;
 ///
 /// | setting | default | allowed |
 /// |---|---|---|
-/// | [`tick`](Builder::tick) | 1 ms | 1 ms up to 2^64 ns |
+/// | [`tick`](Builder::tick) | 1 ms | 1 ms up to 2^62 ns |
 /// | [`slots`](Builder::slots) | 4096 | 1 to 2^30, rounded up to a power of two |
 /// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `tick × slots` (one turn of the wheel) must fit a [`Duration`], and
 /// `slots × shards` must be at most 2^30: each bucket costs 12 bytes,
 /// allocated when the wheel is built.
 ///
@@ -101,8 +101,17 @@ impl Builder {
         let shards = self.validate()?;
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
+        // Counting ticks from one of tokio's own tick boundaries makes the
+        // wheel's ticks end where tokio's do: one rounding, not two. A
+        // runtime that has shut down has no timer to ask (and its driver
+        // refuses the wheel's task: the wheel is born shut down).
+        let origin = if is_closed(&handle) {
+            tokio::time::Instant::now()
+        } else {
+            clock::tokio_tick_boundary().unwrap_or_else(tokio::time::Instant::now)
+        };
         let core = Arc::new(Core::new(
-            tokio::time::Instant::now(),
+            origin,
             self.tick,
             self.slots.next_power_of_two(),
             self.max_pending,
@@ -164,7 +173,8 @@ impl Builder {
         if self.tick < Duration::from_millis(1) {
             return err(BuildKind::TickTooShort);
         }
-        if u64::try_from(self.tick.as_nanos()).is_err() {
+        // Two ticks must fit before the clock's horizon (2^63 ns).
+        if self.tick.as_nanos() > 1 << 62 {
             return err(BuildKind::TickTooLong);
         }
         if self.slots == 0 {
@@ -173,10 +183,7 @@ impl Builder {
         if self.slots > MAX_SLOTS {
             return err(BuildKind::TooManySlots);
         }
-        let slots = u32::try_from(self.slots.next_power_of_two()).expect("at most 2^30");
-        if self.tick.checked_mul(slots).is_none() {
-            return err(BuildKind::SpanOverflow);
-        }
+        let slots = self.slots.next_power_of_two();
         if self.max_pending == Some(0) {
             return err(BuildKind::ZeroMaxPending);
         }
@@ -189,9 +196,29 @@ impl Builder {
             }
         };
         // Every shard allocates and fills its buckets at build time.
-        if (slots as usize).saturating_mul(shards) > MAX_SLOTS {
+        if slots.saturating_mul(shards) > MAX_SLOTS {
             return err(BuildKind::TooManyBuckets);
         }
         Ok(shards)
     }
+}
+
+/// Whether `handle`'s runtime has shut down: it drops a task spawned on it
+/// without ever polling it. A live runtime polls a task before it drops it.
+fn is_closed(handle: &tokio::runtime::Handle) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const POLLED: u8 = 1;
+    const DROPPED: u8 = 2;
+    struct OnDrop(std::sync::Arc<AtomicU8>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.fetch_or(DROPPED, Ordering::AcqRel);
+        }
+    }
+    let seen = std::sync::Arc::new(AtomicU8::new(0));
+    let guard = OnDrop(seen.clone());
+    drop(handle.spawn(async move {
+        guard.0.fetch_or(POLLED, Ordering::AcqRel);
+    }));
+    seen.load(Ordering::Acquire) == DROPPED
 }

@@ -238,8 +238,8 @@ pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
 /// The same as [`Wheel::current()`](Wheel::current)`.sleep(duration)`,
 /// without the clone. The [`Sleep`] completes at the first tick (1 ms by
 /// default) at or after the deadline, never before it, and is [`Unpin`].
-/// `Duration::ZERO` completes on the first poll; a duration too long to
-/// represent never completes.
+/// `Duration::ZERO` completes on the first poll; `Duration::MAX` lands 30
+/// years from now, as `tokio::time::sleep` puts it.
 ///
 /// # Cancel safety
 ///

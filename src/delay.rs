@@ -88,13 +88,14 @@ impl DelayShared {
     }
 
     /// Gives the timer an entry in its shard; returns the state after.
-    fn register(self: &Arc<Self>, check_clock: bool) -> u64 {
+    fn register(self: &Arc<Self>) -> u64 {
         let core = self.shard.core();
-        if check_clock && self.deadline <= core.now_ns() {
+        let tick = core.clock.tick_of(self.deadline);
+        if tick <= core.clock.now_tick() {
+            // Its tick has ended: tokio's timer would fire it at once.
             self.settle(EXPIRED);
             return state(self.word.load(Ordering::Acquire));
         }
-        let tick = core.tick_of(self.deadline);
         let inserted = self.shard.get().with_lock(|ops| {
             if ops.is_shutdown() {
                 self.settle(SHUTDOWN);
@@ -227,14 +228,12 @@ impl Wake for DelayShared {
 #[derive(Debug)]
 pub struct Delay {
     shared: Arc<DelayShared>,
-    check_clock: bool,
 }
 
 impl Delay {
-    pub(crate) fn new(shard: ShardRef, deadline: i64, future: bool) -> Delay {
+    pub(crate) fn new(shard: ShardRef, deadline: i64) -> Delay {
         Delay {
             shared: DelayShared::new(shard, deadline, OnExpire::Wake(AtomicWaker::new())),
-            check_clock: !future,
         }
     }
 
@@ -247,7 +246,11 @@ impl Delay {
 
     /// The instant at which this delay expires.
     pub fn deadline(&self) -> Instant {
-        self.shared.shard.core().instant_of(self.shared.deadline)
+        self.shared
+            .shard
+            .core()
+            .clock
+            .instant_of(self.shared.deadline)
     }
 
     fn outcome(word: u64) -> Poll<Result<(), Error>> {
@@ -272,7 +275,7 @@ impl Future for Delay {
         if state(word) != PENDING || key(word).is_some() {
             return Delay::outcome(word);
         }
-        this.shared.register(this.check_clock);
+        this.shared.register();
         Delay::outcome(this.shared.word.load(Ordering::Acquire))
     }
 }
@@ -302,7 +305,6 @@ impl Drop for Delay {
 pub(crate) fn schedule<F>(
     shard: ShardRef,
     deadline: i64,
-    future_deadline: bool,
     runtime: tokio::runtime::Handle,
     future: F,
 ) -> TimeoutHandle
@@ -318,7 +320,7 @@ where
     };
     let on_expire = OnExpire::Spawn(std::sync::Mutex::new(Some(scheduled)));
     let shared = DelayShared::new(shard, deadline, on_expire);
-    if shared.register(!future_deadline) != PENDING {
+    if shared.register() != PENDING {
         // Expired at once, or the wheel is shut down: settle it now.
         shared.notify();
     }
@@ -413,6 +415,10 @@ impl TimeoutHandle {
 
     /// The instant at which the delay expires.
     pub fn deadline(&self) -> Instant {
-        self.shared.shard.core().instant_of(self.shared.deadline)
+        self.shared
+            .shard
+            .core()
+            .clock
+            .instant_of(self.shared.deadline)
     }
 }

@@ -152,7 +152,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
 impl<T> DelayQueue<T> {
     pub(crate) fn on(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
         let core = sleep.core();
-        let wheel = HashedWheel::with_capacity(core.slots, core.now_tick(), capacity);
+        let wheel = HashedWheel::with_capacity(core.slots, core.clock.now_tick(), capacity);
         DelayQueue {
             wheel,
             sleep,
@@ -207,8 +207,8 @@ impl<T> DelayQueue<T> {
         self.sleep.core()
     }
 
-    /// Inserts `value`, to expire `timeout` from now. A timeout too long to
-    /// represent never expires.
+    /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
+    /// 30 years from now, as with tokio's timer.
     ///
     /// # Panics
     ///
@@ -230,7 +230,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let ns = self.core().ns_after(timeout);
+        let ns = self.core().clock.ns_after(timeout);
         self.insert_ns(value, ns)
     }
 
@@ -244,13 +244,13 @@ impl<T> DelayQueue<T> {
     /// When the queue already holds 2^32 - 3 values.
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let ns = self.core().ns_of(when);
+        let ns = self.core().clock.ns_of(when);
         self.insert_ns(value, ns)
     }
 
     #[track_caller]
     fn insert_ns(&mut self, value: T, deadline: i64) -> Key {
-        let tick = self.core().tick_of(deadline);
+        let tick = self.core().clock.tick_of(deadline);
         let generation = self.generation;
         self.generation = self.generation.wrapping_add(1);
         let slot = Slot {
@@ -316,13 +316,21 @@ impl<T> DelayQueue<T> {
         if !self.valid(key) {
             return None;
         }
-        Some(self.take(key.index))
+        let expired = self.take(key.index);
+        if self.wheel.len() == 0 {
+            // Empty now: a task waiting in `poll_expired` gets `Ready(None)`.
+            self.armed = None;
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+        Some(expired)
     }
 
     fn take(&mut self, index: u32) -> Expired<T> {
         let slot = self.wheel.remove(index);
         Expired {
-            deadline: self.core().instant_of(slot.deadline),
+            deadline: self.core().clock.instant_of(slot.deadline),
             key: Key {
                 index,
                 generation: slot.generation,
@@ -361,7 +369,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let ns = self.core().ns_after(timeout);
+        let ns = self.core().clock.ns_after(timeout);
         self.reset_ns(key, ns)
     }
 
@@ -381,7 +389,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let ns = self.core().ns_of(when);
+        let ns = self.core().clock.ns_of(when);
         self.reset_ns(key, ns)
     }
 
@@ -389,7 +397,7 @@ impl<T> DelayQueue<T> {
         if !self.valid(key) {
             return None;
         }
-        let tick = self.core().tick_of(deadline);
+        let tick = self.core().clock.tick_of(deadline);
         self.wheel.get_mut(key.index)?.deadline = deadline;
         self.wheel.reschedule(key.index, tick);
         self.wake_if_sooner(tick);
@@ -414,7 +422,7 @@ impl<T> DelayQueue<T> {
     /// the queue.
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
         let slot = self.wheel.get(key.index)?;
-        (slot.generation == key.generation).then(|| self.core().instant_of(slot.deadline))
+        (slot.generation == key.generation).then(|| self.core().clock.instant_of(slot.deadline))
     }
 
     /// The key of the value that expires next, if any.
@@ -484,10 +492,64 @@ impl<T> DelayQueue<T> {
         self.wheel.shrink_to_fit();
     }
 
-    /// Removes every value.
+    /// Removes every value. A task waiting in
+    /// [`poll_expired`](DelayQueue::poll_expired) is woken, to see
+    /// `Ready(None)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert("a", Duration::from_secs(5));
+    /// queue.clear();
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
     pub fn clear(&mut self) {
+        let had_values = self.wheel.len() > 0;
         self.wheel.clear();
         self.armed = None;
+        if had_values {
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Gives back the memory of removed values, keeping every [`Key`]
+    /// valid: tokio-util's `compact`.
+    ///
+    /// tokio-util moves values to the front of its slab and keeps a map from
+    /// old keys to new places. Keys here are generational slab indices that
+    /// must not move, so compaction gives back the room after the last
+    /// value held, as [`shrink_to_fit`](DelayQueue::shrink_to_fit) does:
+    /// all of it once the queue has drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let keys: Vec<_> = (0..1000).map(|i| queue.insert(i, Duration::from_secs(1))).collect();
+    /// for key in &keys[1..] {
+    ///     queue.remove(key);
+    /// }
+    /// queue.compact();
+    /// assert!(queue.capacity() < 1000);
+    /// assert_eq!(*queue.remove(&keys[0]).get_ref(), 0); // the key still works
+    /// # }
+    /// ```
+    pub fn compact(&mut self) {
+        self.wheel.shrink_to_fit();
     }
 
     /// Returns the next expired value, `Pending` until one expires, or
@@ -519,10 +581,14 @@ impl<T> DelayQueue<T> {
             self.sleep_waits = false;
         }
         loop {
+            if self.wheel.len() == 0 {
+                self.armed = None;
+                return Poll::Ready(None);
+            }
             if let Some(index) = self.wheel.peek_due() {
                 return Poll::Ready(Some(self.take(index)));
             }
-            let now = self.core().now_tick();
+            let now = self.core().clock.now_tick();
             if now > self.wheel.elapsed() {
                 self.wheel.advance(now);
                 if self.wheel.peek_due().is_some() {
@@ -541,7 +607,7 @@ impl<T> DelayQueue<T> {
             if self.armed != Some(tick) {
                 // Eager: the sleep's entry must sit at exactly this tick for
                 // the shortcut below.
-                let at = self.core().ns_of_tick(tick);
+                let at = self.core().clock.ns_of_tick(tick);
                 self.sleep.reset_ns(at, true);
                 self.armed = Some(tick);
                 self.sleep_waits = false;
@@ -557,11 +623,14 @@ impl<T> DelayQueue<T> {
             }
             self.sleep_waits = false;
             self.armed = None;
-            if self.core().now_tick() < tick {
+            if self.core().clock.now_tick() < tick {
                 // The sleep completed before its tick: the shared wheel has
                 // shut down. Wait on tokio's timer instead, so that values
                 // still expire on time and never early.
-                let at = self.core().instant_of(self.core().ns_of_tick(tick));
+                let at = self
+                    .core()
+                    .clock
+                    .instant_of(self.core().clock.ns_of_tick(tick));
                 let fallback = self
                     .fallback
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));

@@ -149,7 +149,6 @@ pub(crate) enum BuildKind {
     TickTooLong,
     ZeroSlots,
     TooManySlots,
-    SpanOverflow,
     ZeroMaxPending,
     BadShards,
     TooManyBuckets,
@@ -181,10 +180,9 @@ impl fmt::Display for BuildError {
                 "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
             }
             BuildKind::TickTooShort => "tick must be at least 1 millisecond",
-            BuildKind::TickTooLong => "tick must be at most 2^64 nanoseconds",
+            BuildKind::TickTooLong => "tick must be at most 2^62 nanoseconds (about 146 years)",
             BuildKind::ZeroSlots => "slots must be at least 1",
             BuildKind::TooManySlots => "slots must be at most 2^30 (1073741824)",
-            BuildKind::SpanOverflow => "tick × slots overflows a Duration",
             BuildKind::ZeroMaxPending => "max_pending must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
             BuildKind::TooManyBuckets => {

@@ -170,10 +170,11 @@ impl Interval {
     }
 }
 
-/// `t + d`, or a time too far away to ever come when that overflows.
+/// `t + d`, or 30 years from now when that overflows, as tokio's
+/// `Interval` does.
 fn later(t: Instant, d: Duration) -> Instant {
     t.checked_add(d)
-        .unwrap_or_else(|| t + Duration::from_secs(1 << 40))
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365 * 30))
 }
 
 impl Stream for Interval {

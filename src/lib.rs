@@ -48,6 +48,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod builder;
+mod clock;
 mod default_wheel;
 mod delay;
 pub mod delay_queue;

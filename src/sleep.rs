@@ -18,9 +18,12 @@ use crate::driver::{Registration, ShardRef};
 /// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
 /// until its first poll, and dropping it removes its entry in O(1).
 ///
-/// A deadline too far away to represent (more than about 292 years after
-/// the wheel was built, `Duration::MAX` for instance) saturates: the sleep
-/// never completes, and never overflows or panics. After the wheel shuts
+/// Far deadlines behave as with tokio: a duration whose sum with now
+/// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
+/// `tokio::time::sleep` puts it, and a deadline more than 2^63 ns (about 292
+/// years) after the wheel's origin is clamped to that horizon. Either way
+/// the sleep completes there, so a paused-clock test that awaits it
+/// auto-advances to it instead of hanging; nothing overflows or panics. After the wheel shuts
 /// down, or its runtime goes away, a pending `Sleep` completes as if its
 /// deadline had passed, so that no task waits forever on a dead wheel.
 ///
@@ -66,18 +69,19 @@ use crate::driver::{Registration, ShardRef};
 #[derive(Debug)]
 pub struct Sleep {
     shard: ShardRef,
-    /// Nanoseconds from the wheel's origin; `NEVER_NS` when it never fires.
+    /// Nanoseconds from the wheel's origin (finite: far deadlines are clamped).
     deadline: i64,
     key: u32,
     state: State,
+    /// Polled or reset at least once: only then can it have fired, as in
+    /// tokio, whose `Sleep` makes its timer on the first poll or reset.
+    touched: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Not registered; the deadline may already have passed.
+    /// Not registered yet.
     Unchecked,
-    /// Not registered; the deadline was in the future when it was set.
-    Future,
     /// Has an entry under `key`.
     Registered,
     /// Completed.
@@ -86,17 +90,13 @@ enum State {
 
 impl Sleep {
     /// A sleep until `deadline` (nanoseconds from the wheel's origin).
-    /// `future` says the deadline was known to lie ahead when it was made.
-    pub(crate) fn new(shard: ShardRef, deadline: i64, future: bool) -> Sleep {
+    pub(crate) fn new(shard: ShardRef, deadline: i64) -> Sleep {
         Sleep {
             shard,
             deadline,
             key: 0,
-            state: if future {
-                State::Future
-            } else {
-                State::Unchecked
-            },
+            touched: false,
+            state: State::Unchecked,
         }
     }
 
@@ -116,10 +116,13 @@ impl Sleep {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        self.shard.core().instant_of(self.deadline)
+        self.shard.core().clock.instant_of(self.deadline)
     }
 
-    /// Whether this sleep has completed, or its deadline has passed.
+    /// Whether this sleep's timer has fired: it has been polled or reset,
+    /// and the tick of its deadline has come. As with tokio's `Sleep`, a
+    /// sleep that was never polled nor reset is not elapsed, even when its
+    /// deadline has passed.
     ///
     /// # Examples
     ///
@@ -136,7 +139,9 @@ impl Sleep {
     /// # }
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        self.state == State::Done || self.deadline <= self.shard.core().now_ns()
+        let clock = &self.shard.core().clock;
+        self.state == State::Done
+            || (self.touched && clock.tick_of(self.deadline) <= clock.now_tick())
     }
 
     /// Moves the deadline to `deadline`, whether or not the sleep has
@@ -163,7 +168,7 @@ impl Sleep {
     /// # }
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        let ns = self.shard.core().ns_of(deadline);
+        let ns = self.shard.core().clock.ns_of(deadline);
         self.reset_ns(ns, false);
     }
 
@@ -173,10 +178,11 @@ impl Sleep {
     pub(crate) fn reset_ns(&mut self, ns: i64, eager: bool) {
         let moves = eager || ns < self.deadline;
         self.deadline = ns;
+        self.touched = true;
         match self.state {
             State::Registered => {
                 if moves {
-                    let tick = self.shard.core().tick_of(ns);
+                    let tick = self.shard.core().clock.tick_of(ns);
                     if !self.shard.get().reschedule(self.key, tick) {
                         self.state = State::Unchecked;
                     }
@@ -191,11 +197,12 @@ impl Sleep {
     }
 
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.touched = true;
         let core = self.shard.core();
         match self.state {
             State::Done => Poll::Ready(()),
             State::Registered => {
-                let want = core.tick_of(self.deadline);
+                let want = core.clock.tick_of(self.deadline);
                 match self.shard.get().poll(self.key, want, cx.waker()) {
                     Poll::Ready(()) => {
                         self.state = State::Done;
@@ -204,12 +211,13 @@ impl Sleep {
                     Poll::Pending => Poll::Pending,
                 }
             }
-            State::Unchecked | State::Future => {
-                if self.state == State::Unchecked && self.deadline <= core.now_ns() {
+            State::Unchecked => {
+                let tick = core.clock.tick_of(self.deadline);
+                if tick <= core.clock.now_tick() {
+                    // Its tick has ended: tokio's timer would fire it at once.
                     self.state = State::Done;
                     return Poll::Ready(());
                 }
-                let tick = core.tick_of(self.deadline);
                 match self.shard.get().register(tick, cx.waker()) {
                     Registration::Key(key) => {
                         self.key = key;
@@ -227,9 +235,8 @@ impl Sleep {
 }
 
 /// `d` from now as a deadline on the wheel of `shard`.
-pub(crate) fn deadline_after(shard: &ShardRef, d: Duration) -> (i64, bool) {
-    let ns = shard.core().ns_after(d);
-    (ns, !d.is_zero())
+pub(crate) fn deadline_after(shard: &ShardRef, d: Duration) -> i64 {
+    shard.core().clock.ns_after(d)
 }
 
 impl Future for Sleep {

@@ -198,7 +198,8 @@ impl Wheel {
     /// A [`Sleep`] that completes `duration` from now.
     ///
     /// `Duration::ZERO` completes on the first poll without touching the
-    /// wheel; a duration too long to represent never completes.
+    /// wheel; `Duration::MAX` lands 30 years from now, as with tokio (see
+    /// [`Sleep`] on far deadlines).
     ///
     /// # Panics
     ///
@@ -219,8 +220,8 @@ impl Wheel {
     #[track_caller]
     pub fn sleep(&self, duration: Duration) -> Sleep {
         let shard = self.claim_or_panic("sleep");
-        let (deadline, future) = deadline_after(&shard, duration);
-        Sleep::new(shard, deadline, future)
+        let deadline = deadline_after(&shard, duration);
+        Sleep::new(shard, deadline)
     }
 
     /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
@@ -231,8 +232,8 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
         let shard = self.claim()?;
-        let (deadline, future) = deadline_after(&shard, duration);
-        Ok(Sleep::new(shard, deadline, future))
+        let deadline = deadline_after(&shard, duration);
+        Ok(Sleep::new(shard, deadline))
     }
 
     /// A [`Sleep`] that completes at `deadline`. A deadline in the past
@@ -259,8 +260,8 @@ impl Wheel {
     #[track_caller]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
         let shard = self.claim_or_panic("sleep_until");
-        let ns = shard.core().ns_of(deadline);
-        Sleep::new(shard, ns, false)
+        let ns = shard.core().clock.ns_of(deadline);
+        Sleep::new(shard, ns)
     }
 
     /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
@@ -271,8 +272,8 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
         let shard = self.claim()?;
-        let ns = shard.core().ns_of(deadline);
-        Ok(Sleep::new(shard, ns, false))
+        let ns = shard.core().clock.ns_of(deadline);
+        Ok(Sleep::new(shard, ns))
     }
 
     // ===== Timeout =====
@@ -386,8 +387,8 @@ impl Wheel {
     #[track_caller]
     pub fn delay(&self, duration: Duration) -> Delay {
         let shard = self.claim_or_panic("delay");
-        let (deadline, future) = deadline_after(&shard, duration);
-        Delay::new(shard, deadline, future)
+        let deadline = deadline_after(&shard, duration);
+        Delay::new(shard, deadline)
     }
 
     /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
@@ -398,8 +399,8 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
         let shard = self.claim()?;
-        let (deadline, future) = deadline_after(&shard, duration);
-        Ok(Delay::new(shard, deadline, future))
+        let deadline = deadline_after(&shard, duration);
+        Ok(Delay::new(shard, deadline))
     }
 
     /// A cancellable [`Delay`] that expires at `deadline`.
@@ -410,8 +411,8 @@ impl Wheel {
     #[track_caller]
     pub fn delay_at(&self, deadline: Instant) -> Delay {
         let shard = self.claim_or_panic("delay_at");
-        let ns = shard.core().ns_of(deadline);
-        Delay::new(shard, ns, false)
+        let ns = shard.core().clock.ns_of(deadline);
+        Delay::new(shard, ns)
     }
 
     /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
@@ -422,8 +423,8 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
         let shard = self.claim()?;
-        let ns = shard.core().ns_of(deadline);
-        Ok(Delay::new(shard, ns, false))
+        let ns = shard.core().clock.ns_of(deadline);
+        Ok(Delay::new(shard, ns))
     }
 
     // ===== scheduled tasks =====
@@ -487,8 +488,8 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_after");
         let shard = self.claim()?;
-        let (deadline, ahead) = deadline_after(&shard, duration);
-        Ok(schedule(shard, deadline, ahead, runtime, future))
+        let deadline = deadline_after(&shard, duration);
+        Ok(schedule(shard, deadline, runtime, future))
     }
 
     /// Spawns `future` on the current runtime at `deadline`; see
@@ -527,8 +528,8 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_at");
         let shard = self.claim()?;
-        let ns = shard.core().ns_of(deadline);
-        Ok(schedule(shard, ns, false, runtime, future))
+        let ns = shard.core().clock.ns_of(deadline);
+        Ok(schedule(shard, ns, runtime, future))
     }
 
     // ===== Interval =====
@@ -615,14 +616,14 @@ impl Wheel {
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::on(Sleep::new(shard, 0, false), capacity)
+        DelayQueue::on(Sleep::new(shard, 0), capacity)
     }
 
     // ===== the wheel itself =====
 
     /// The tick: the wheel's resolution.
     pub fn tick(&self) -> Duration {
-        self.shards().core.tick
+        self.shards().core.clock.tick()
     }
 
     /// The number of buckets (a power of two).

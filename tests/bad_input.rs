@@ -60,35 +60,36 @@ async fn tick_not_a_whole_millisecond_is_late_never_early() {
 
 #[tokio::test(start_paused = true)]
 async fn tick_at_its_maximum_works_and_never_overflows() {
-    // 2^64 - 1 ns, about 584 years: every deadline rounds up to the first
-    // tick, which is beyond any clock.
-    let wheel = builds(Wheel::builder().tick(Duration::from_nanos(u64::MAX)));
+    // 2^62 ns, about 146 years: every near deadline rounds up to the end of
+    // the first tick, and fires at the first millisecond of tokio's timer
+    // at or after it.
+    let tick = Duration::from_nanos(1 << 62);
+    let fires_at = Duration::from_millis((1u64 << 62).div_ceil(1_000_000));
+    let wheel = builds(Wheel::builder().tick(tick));
+    let start = Instant::now();
     let mut s = task::spawn(wheel.sleep(Duration::from_millis(1)));
     assert_pending!(s.poll());
     tokio::time::advance(100 * YEAR).await;
     assert_pending!(s.poll());
     assert_eq!(wheel.metrics().num_pending(), 1);
-    drop(s);
+    tokio::time::advance(tick - 100 * YEAR).await;
+    assert_pending!(s.poll());
+    tokio::time::advance(fires_at - tick).await;
+    assert!(s.is_woken());
+    assert_ready!(s.poll());
+    assert_eq!(start.elapsed(), fires_at);
     assert_eq!(wheel.metrics().num_entries(), 0);
 }
 
 #[test]
 fn tick_beyond_its_maximum_is_an_error() {
-    let e =
-        build_err(Wheel::builder().tick(Duration::from_nanos(u64::MAX) + Duration::from_nanos(1)));
-    assert_eq!(e, "tick must be at most 2^64 nanoseconds");
+    let msg = "tick must be at most 2^62 nanoseconds (about 146 years)";
+    let e = build_err(Wheel::builder().tick(Duration::from_nanos((1 << 62) + 1)));
+    assert_eq!(e, msg);
+    let e = build_err(Wheel::builder().tick(Duration::from_nanos(u64::MAX)));
+    assert_eq!(e, msg);
     let e = build_err(Wheel::builder().tick(Duration::MAX));
-    assert_eq!(e, "tick must be at most 2^64 nanoseconds");
-}
-
-#[test]
-fn tick_times_slots_overflowing_is_an_error() {
-    let e = build_err(
-        Wheel::builder()
-            .tick(Duration::from_nanos(u64::MAX))
-            .slots(1 << 30),
-    );
-    assert_eq!(e, "tick × slots overflows a Duration");
+    assert_eq!(e, msg);
 }
 
 // ===== Builder::slots =====
@@ -255,7 +256,7 @@ async fn duration_zero_completes_on_first_poll_without_the_wheel() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn duration_max_never_fires_and_never_overflows() {
+async fn duration_max_lands_thirty_years_ahead_and_never_overflows() {
     let wheel = Wheel::new();
     let mut s = task::spawn(wheel.sleep(Duration::MAX));
     let mut d = task::spawn(wheel.delay(Duration::MAX));
@@ -264,11 +265,15 @@ async fn duration_max_never_fires_and_never_overflows() {
     assert_pending!(d.poll());
     assert_pending!(t.poll());
     assert_eq!(wheel.metrics().num_pending(), 3);
-    tokio::time::advance(290 * YEAR).await;
+    tokio::time::advance(29 * YEAR).await;
     assert_pending!(s.poll());
     assert_pending!(d.poll());
     assert_pending!(t.poll());
-    assert!(s.deadline() > Instant::now());
+    // tokio's `Instant::far_future`: 30 years of 365 days.
+    tokio::time::advance(YEAR).await;
+    assert_ready!(s.poll());
+    assert_ready!(d.poll()).unwrap();
+    assert!(assert_ready!(t.poll()).is_err());
     drop((s, d, t));
     assert_eq!(wheel.metrics().num_entries(), 0);
 }
@@ -301,13 +306,17 @@ async fn deadline_two_centuries_ahead_fires_then_and_not_before() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn deadline_three_centuries_ahead_saturates_to_never() {
+async fn deadline_three_centuries_ahead_is_clamped_to_the_horizon() {
     let wheel = Wheel::new();
     let mut s = task::spawn(wheel.sleep_until(Instant::now() + 300 * YEAR));
     assert_pending!(s.poll());
-    tokio::time::advance(301 * YEAR).await;
+    // The horizon: 2^63 ns (about 292.3 years) after the wheel's origin.
+    tokio::time::advance(292 * YEAR).await;
     assert_pending!(s.poll());
     assert_eq!(wheel.metrics().num_pending(), 1);
+    tokio::time::advance(YEAR).await;
+    assert!(s.is_woken());
+    assert_ready!(s.poll());
 }
 
 #[tokio::test(start_paused = true)]
@@ -504,13 +513,16 @@ async fn delay_queue_duration_max_and_zero() {
     use futures::StreamExt;
     let wheel = Wheel::new();
     let mut queue = wheel.delay_queue();
-    queue.insert("never", Duration::MAX);
+    queue.insert("far", Duration::MAX);
     queue.insert("now", Duration::ZERO);
     assert_eq!(queue.next().await.unwrap().into_inner(), "now");
     let mut q = task::spawn(queue);
-    tokio::time::advance(290 * YEAR).await;
+    tokio::time::advance(29 * YEAR).await;
     assert_pending!(q.poll_next());
     assert_eq!(q.len(), 1);
+    tokio::time::advance(YEAR).await;
+    assert_eq!(assert_ready!(q.poll_next()).unwrap().into_inner(), "far");
+    assert!(assert_ready!(q.poll_next()).is_none());
 }
 
 // ===== Interval =====

@@ -180,12 +180,9 @@ type Ns = Option<i128>;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
-    /// Made, never polled since it was made (or reset while not armed).
-    /// `clock_check`: its first poll completes at once if the deadline has
-    /// passed (`*_until`/`*_at`, zero durations, resets).
-    Unpolled {
-        clock_check: bool,
-    },
+    /// Made, never polled since it was made (or reset while not armed): its
+    /// first poll completes at once if the tick of its deadline has ended.
+    Unpolled,
     /// In the wheel: completes when the clock reaches `due`.
     Armed {
         due: Ns,
@@ -294,26 +291,24 @@ impl Model {
         })
     }
 
-    /// When an item armed now completes.
-    fn due_when_armed(&self, deadline: Ns, clock_check: bool) -> Ns {
-        match deadline {
-            Some(d) if clock_check && d <= self.now => Some(self.now),
-            _ => self.boundary(deadline),
-        }
+    /// When an item armed now completes: at the end of the tick that holds
+    /// its deadline, as tokio's timer would; at once if that has passed.
+    fn due_when_armed(&self, deadline: Ns) -> Ns {
+        self.boundary(deadline)
     }
 
     fn is_due(&self, due: Ns) -> bool {
         due.is_some_and(|d| d <= self.now)
     }
 
-    fn push(&mut self, fut: Fut, deadline: Ns, clock_check: bool) -> usize {
+    fn push(&mut self, fut: Fut, deadline: Ns) -> usize {
         let id = self.next_id;
         self.next_id += 1;
         self.items.push(Item {
             id,
             fut,
             deadline,
-            phase: Phase::Unpolled { clock_check },
+            phase: Phase::Unpolled,
             cancelled: false,
             completed_inner: false,
         });
@@ -339,11 +334,11 @@ impl Model {
     fn poll(&mut self, k: usize) -> bool {
         let now = self.now;
         // Arm on the first poll.
-        if let Phase::Unpolled { clock_check } = self.items[k].phase {
+        if self.items[k].phase == Phase::Unpolled {
             let due = if self.items[k].cancelled {
                 Some(now)
             } else {
-                self.due_when_armed(self.items[k].deadline, clock_check)
+                self.due_when_armed(self.items[k].deadline)
             };
             self.items[k].phase = Phase::Armed { due };
         }
@@ -611,57 +606,45 @@ impl Model {
                 past,
                 poll,
             } => {
-                let (fut, deadline, check) = if until {
+                let (fut, deadline) = if until {
                     let (at, ns) = self.target(d, past);
-                    (self.wheel.sleep_until(at), ns, true)
+                    (self.wheel.sleep_until(at), ns)
                 } else {
                     let ns = self.resolve(d);
                     let dd = ns.map_or(Duration::MAX, |n| Duration::from_nanos(n as u64));
-                    (
-                        self.wheel.sleep(dd),
-                        ns.map(|n| self.now + n),
-                        ns == Some(0),
-                    )
+                    (self.wheel.sleep(dd), ns.map(|n| self.now + n))
                 };
-                let k = self.push(Fut::Sleep(spawn(fut)), deadline, check);
+                let k = self.push(Fut::Sleep(spawn(fut)), deadline);
                 if poll {
                     self.poll(k);
                 }
             }
             Op::Delay { d, at, past, poll } => {
-                let (fut, deadline, check) = if at {
+                let (fut, deadline) = if at {
                     let (when, ns) = self.target(d, past);
-                    (self.wheel.delay_at(when), ns, true)
+                    (self.wheel.delay_at(when), ns)
                 } else {
                     let ns = self.resolve(d);
                     let dd = ns.map_or(Duration::MAX, |n| Duration::from_nanos(n as u64));
-                    (
-                        self.wheel.delay(dd),
-                        ns.map(|n| self.now + n),
-                        ns == Some(0),
-                    )
+                    (self.wheel.delay(dd), ns.map(|n| self.now + n))
                 };
                 let h = fut.handle();
-                let k = self.push(Fut::Delay(spawn(fut), h), deadline, check);
+                let k = self.push(Fut::Delay(spawn(fut), h), deadline);
                 if poll {
                     self.poll(k);
                 }
             }
             Op::Timeout { d, at, past } => {
                 let (tx, rx) = oneshot::channel();
-                let (fut, deadline, check) = if at {
+                let (fut, deadline) = if at {
                     let (when, ns) = self.target(d, past);
-                    (self.wheel.timeout_at(when, rx), ns, true)
+                    (self.wheel.timeout_at(when, rx), ns)
                 } else {
                     let ns = self.resolve(d);
                     let dd = ns.map_or(Duration::MAX, |n| Duration::from_nanos(n as u64));
-                    (
-                        self.wheel.timeout(dd, rx),
-                        ns.map(|n| self.now + n),
-                        ns == Some(0),
-                    )
+                    (self.wheel.timeout(dd, rx), ns.map(|n| self.now + n))
                 };
-                let k = self.push(Fut::Timeout(spawn(fut), Some(tx)), deadline, check);
+                let k = self.push(Fut::Timeout(spawn(fut), Some(tx)), deadline);
                 if self.poll(k) {
                     self.items.remove(k);
                 }
@@ -738,7 +721,7 @@ impl Model {
                     Phase::Armed { .. } => Phase::Armed {
                         due: self.boundary(ns),
                     },
-                    _ => Phase::Unpolled { clock_check: true },
+                    _ => Phase::Unpolled,
                 };
                 if poll {
                     self.poll(k);
@@ -862,6 +845,7 @@ impl Model {
                 tokio::task::yield_now().await;
             }
             let now = self.now;
+            let tick = self.tick;
             for it in &mut self.items {
                 let id = it.id;
                 if matches!(it.phase, Phase::Armed { .. }) && !Self::is_woken(it) {
@@ -878,9 +862,9 @@ impl Model {
                         // An unpolled delay whose deadline has passed
                         // expires on its first poll without the wheel.
                         Poll::Ready(Ok(())) => {
-                            it.phase == (Phase::Unpolled { clock_check: true })
+                            it.phase == Phase::Unpolled
                                 && !it.cancelled
-                                && it.deadline.is_some_and(|d| d <= now)
+                                && it.deadline.is_some_and(|d| d <= now / tick * tick)
                         }
                         Poll::Pending => false,
                     },
@@ -994,7 +978,7 @@ fn model_catches_a_lost_timer() {
         let mut m = model(Wheel::new(), Wheel::new(), 1_000_000, 4096);
         // Tell the model a sleep is due one tick before it really is.
         let fut = m.wheel.sleep(Duration::from_millis(2));
-        let k = m.push(Fut::Sleep(spawn(fut)), Some(1_000_000), false);
+        let k = m.push(Fut::Sleep(spawn(fut)), Some(1_000_000));
         m.poll(k);
         m.advance(1_000_000).await;
         m.settle().await;

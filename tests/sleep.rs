@@ -57,21 +57,31 @@ async fn past_deadline_completes_on_first_poll_without_the_wheel() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn duration_max_saturates_and_never_fires() {
+async fn duration_max_lands_thirty_years_ahead_as_in_tokio() {
     let wheel = Wheel::new();
+    let start = Instant::now();
     let mut sleep = task::spawn(wheel.sleep(Duration::MAX));
+    let theirs = tokio::time::sleep(Duration::MAX);
+    assert_eq!(sleep.deadline(), theirs.deadline());
+    let mut theirs = task::spawn(Box::pin(theirs));
+    assert_eq!(
+        sleep.deadline() - start,
+        30 * 365 * Duration::from_secs(86_400)
+    );
     assert_pending!(sleep.poll());
-    assert_eq!(wheel.metrics().num_pending(), 1);
-    advance(Duration::from_secs(100 * 365 * 86_400)).await;
+    assert_pending!(theirs.poll());
+    advance(Duration::from_secs(29 * 365 * 86_400)).await;
     assert_pending!(sleep.poll());
     assert!(!sleep.is_elapsed());
-    drop(sleep);
-    assert_eq!(wheel.metrics().num_pending(), 0);
+    advance(Duration::from_secs(365 * 86_400)).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+    assert_ready!(theirs.poll());
     assert_eq!(wheel.metrics().num_entries(), 0);
 }
 
 #[tokio::test(start_paused = true)]
-async fn centuries_ahead_deadline_is_kept_and_never_fires() {
+async fn centuries_ahead_deadline_is_clamped_to_the_horizon() {
     let wheel = Wheel::new();
     let far = Instant::now() + Duration::from_secs(400 * 365 * 86_400);
     let mut sleep = task::spawn(wheel.sleep_until(far));
@@ -79,6 +89,23 @@ async fn centuries_ahead_deadline_is_kept_and_never_fires() {
     advance(Duration::from_secs(86_400)).await;
     assert_pending!(sleep.poll());
     assert_eq!(wheel.metrics().num_pending(), 1);
+    // The horizon is 2^63 ns (about 292 years) after the wheel's origin.
+    advance(Duration::from_secs(293 * 365 * 86_400)).await;
+    assert_ready!(sleep.poll());
+}
+
+/// With tokio's timer, a paused-clock test awaiting a far sleep completes:
+/// the runtime auto-advances to it. It must here too.
+#[tokio::test(start_paused = true)]
+async fn far_sleeps_complete_under_auto_advance() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    wheel.sleep(Duration::MAX).await;
+    assert_eq!(start.elapsed(), 30 * 365 * Duration::from_secs(86_400));
+    wheel
+        .sleep_until(Instant::now() + Duration::from_secs(1000 * 365 * 86_400))
+        .await;
+    hashwheel::sleep(Duration::MAX).await;
 }
 
 #[tokio::test(start_paused = true)]

@@ -27,21 +27,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::wheel::{HashedWheel, Place, NEVER};
-
-/// A deadline too far away to represent: the timer never fires.
-pub(crate) const NEVER_NS: i64 = i64::MAX;
-
-/// `d` in nanoseconds, if that fits an `i64` (about 292 years). Plain
-/// 64-bit arithmetic: this runs for every timer made.
-#[inline]
-fn nanos(d: Duration) -> Option<i64> {
-    i64::try_from(d.as_secs())
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(i64::from(d.subsec_nanos()))
-}
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -51,9 +39,7 @@ pub(crate) struct Padded<T>(pub(crate) T);
 /// What every shard of one wheel shares.
 #[derive(Debug)]
 pub(crate) struct Core {
-    pub(crate) origin: Instant,
-    pub(crate) tick: Duration,
-    tick_ns: u64,
+    pub(crate) clock: Clock,
     pub(crate) slots: usize,
     pub(crate) max_pending: Option<usize>,
     /// Timer futures alive, counted only when `max_pending` is set.
@@ -83,9 +69,7 @@ impl Core {
         max_pending: Option<usize>,
     ) -> Core {
         Core {
-            origin,
-            tick,
-            tick_ns: tick.as_nanos() as u64,
+            clock: Clock::new(origin, tick),
             slots,
             max_pending,
             live: Padded(AtomicUsize::new(0)),
@@ -95,74 +79,6 @@ impl Core {
             signal: Notify::new(),
             stats: Stats::default(),
         }
-    }
-
-    // ===== time =====
-
-    /// Nanoseconds from the origin to `t`, saturating; [`NEVER_NS`] for a
-    /// time too far to represent.
-    pub(crate) fn ns_of(&self, t: Instant) -> i64 {
-        if t >= self.origin {
-            nanos(t - self.origin).unwrap_or(NEVER_NS)
-        } else {
-            nanos(self.origin - t).map_or(i64::MIN + 1, |n| -n)
-        }
-    }
-
-    /// The deadline `d` from now, in nanoseconds from the origin.
-    pub(crate) fn ns_after(&self, d: Duration) -> i64 {
-        let now = self.now_ns();
-        nanos(d)
-            .and_then(|d| now.checked_add(d))
-            .unwrap_or(NEVER_NS)
-    }
-
-    pub(crate) fn now_ns(&self) -> i64 {
-        self.ns_of(Instant::now())
-    }
-
-    /// The instant `ns` nanoseconds from the origin (saturating).
-    pub(crate) fn instant_of(&self, ns: i64) -> Instant {
-        let d = Duration::from_nanos(ns.unsigned_abs());
-        let t = if ns >= 0 {
-            self.origin.checked_add(d)
-        } else {
-            self.origin.checked_sub(d)
-        };
-        t.unwrap_or(self.origin)
-    }
-
-    /// The first tick at or after the deadline `ns`: deadlines round up.
-    pub(crate) fn tick_of(&self, ns: i64) -> u64 {
-        if ns == NEVER_NS {
-            NEVER
-        } else if ns <= 0 {
-            0
-        } else {
-            (ns as u64).div_ceil(self.tick_ns)
-        }
-    }
-
-    /// The last tick boundary at or before now.
-    pub(crate) fn now_tick(&self) -> u64 {
-        match self.now_ns() {
-            n if n <= 0 => 0,
-            n => n as u64 / self.tick_ns,
-        }
-    }
-
-    /// The boundary of `tick` in nanoseconds from the origin (saturating).
-    pub(crate) fn ns_of_tick(&self, tick: u64) -> i64 {
-        i64::try_from(u128::from(tick) * u128::from(self.tick_ns)).unwrap_or(NEVER_NS)
-    }
-
-    pub(crate) fn instant_of_tick(&self, tick: u64) -> Option<Instant> {
-        let ns = u128::from(tick) * u128::from(self.tick_ns);
-        let d = Duration::new(
-            u64::try_from(ns / 1_000_000_000).ok()?,
-            (ns % 1_000_000_000) as u32,
-        );
-        self.origin.checked_add(d)
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {
@@ -569,7 +485,7 @@ pub(crate) struct Shards {
 
 impl Shards {
     pub(crate) fn new(core: Arc<Core>, n: usize) -> Shards {
-        let elapsed = core.now_tick();
+        let elapsed = core.clock.now_tick();
         let shards = (0..n)
             .map(|_| Arc::new(Shard::new(core.clone(), elapsed)))
             .collect();

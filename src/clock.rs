@@ -1,0 +1,244 @@
+//! Time as the engine counts it: nanoseconds and ticks from an origin that
+//! sits on tokio's own millisecond grid.
+//!
+//! # Invariants
+//!
+//! - A deadline is `i64` nanoseconds from the origin. It is always finite: a
+//!   deadline past [`HORIZON_NS`] (about 292 years after the origin) is
+//!   clamped to it, so every timer fires eventually and tokio's paused clock
+//!   can auto-advance to any of them.
+//! - `origin` is an instant at which tokio's timer ticks, when one could be
+//!   found (see [`tokio_tick_boundary`]). Tick `n` of a wheel then ends on
+//!   tokio's own tick boundary, so a deadline is rounded up once, to the same
+//!   millisecond at which tokio would fire it, and the driver's tokio sleep
+//!   for a tick boundary is not rounded again.
+//! - A deadline rounds **up** to its tick: [`Clock::tick_of`] never returns a
+//!   tick that ends before the deadline.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The latest deadline the engine represents: a timer whose deadline lies
+/// further away fires at this horizon instead.
+pub(crate) const HORIZON_NS: i64 = i64::MAX;
+
+/// How far tokio puts a deadline that overflows an `Instant`
+/// (`tokio::time::sleep(Duration::MAX)`): 30 years from now.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `d` in nanoseconds, if that fits an `i64`. Plain 64-bit arithmetic: this
+/// runs for every timer made.
+#[inline]
+fn nanos(d: Duration) -> Option<i64> {
+    i64::try_from(d.as_secs())
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(i64::from(d.subsec_nanos()))
+}
+
+/// A wheel's clock: its origin and the length of its tick.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+    tick: Duration,
+    tick_ns: u64,
+    /// The last tick that ends at or before the horizon.
+    max_tick: u64,
+}
+
+impl Clock {
+    /// A clock with ticks of `tick` (at least 1 ns) counted from `origin`.
+    /// Ticks longer than 2^62 ns are refused by the builder: at least two
+    /// must end before the horizon.
+    pub(crate) fn new(origin: Instant, tick: Duration) -> Clock {
+        let tick_ns = u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX).max(1);
+        Clock {
+            origin,
+            tick,
+            tick_ns,
+            max_tick: HORIZON_NS as u64 / tick_ns,
+        }
+    }
+
+    pub(crate) fn tick(&self) -> Duration {
+        self.tick
+    }
+
+    /// Nanoseconds from the origin to `t`, clamped to [`HORIZON_NS`].
+    pub(crate) fn ns_of(&self, t: Instant) -> i64 {
+        if t >= self.origin {
+            nanos(t - self.origin).unwrap_or(HORIZON_NS)
+        } else {
+            nanos(self.origin - t).map_or(i64::MIN + 1, |n| -n)
+        }
+    }
+
+    /// The deadline `d` from now, as tokio computes it: a sum that overflows
+    /// an `Instant` lands 30 years from now, as in `tokio::time::sleep`.
+    pub(crate) fn ns_after(&self, d: Duration) -> i64 {
+        let now = Instant::now();
+        let at = now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE);
+        self.ns_of(at)
+    }
+
+    pub(crate) fn now_ns(&self) -> i64 {
+        self.ns_of(Instant::now())
+    }
+
+    /// The instant `ns` nanoseconds from the origin (saturating).
+    pub(crate) fn instant_of(&self, ns: i64) -> Instant {
+        let d = Duration::from_nanos(ns.unsigned_abs());
+        let t = if ns >= 0 {
+            self.origin.checked_add(d)
+        } else {
+            self.origin.checked_sub(d)
+        };
+        t.unwrap_or(self.origin)
+    }
+
+    /// The first tick whose end is at or after the deadline `ns`: deadlines
+    /// round up, never down.
+    pub(crate) fn tick_of(&self, ns: i64) -> u64 {
+        if ns <= 0 {
+            0
+        } else {
+            // The clock stops at the horizon (`now_ns` saturates there): a
+            // deadline in the last, partial tick before it is due at the
+            // last tick the clock reaches.
+            (ns as u64).div_ceil(self.tick_ns).min(self.max_tick)
+        }
+    }
+    /// The last tick that has ended by now.
+    pub(crate) fn now_tick(&self) -> u64 {
+        match self.now_ns() {
+            n if n <= 0 => 0,
+            n => n as u64 / self.tick_ns,
+        }
+    }
+
+    /// The end of `tick`, in nanoseconds from the origin (saturating).
+    pub(crate) fn ns_of_tick(&self, tick: u64) -> i64 {
+        i64::try_from(u128::from(tick) * u128::from(self.tick_ns)).unwrap_or(HORIZON_NS)
+    }
+
+    /// The instant at which `tick` ends (saturating at the horizon).
+    pub(crate) fn instant_of_tick(&self, tick: u64) -> Instant {
+        self.instant_of(self.ns_of_tick(tick))
+    }
+}
+
+/// An instant at which tokio's timer ticks, found by asking it: the latest
+/// millisecond boundary its driver has processed, or `None` when the search
+/// cannot tell (tokio's clock was advanced from another thread meanwhile).
+///
+/// tokio counts time in whole milliseconds from its runtime's start and
+/// rounds every deadline up to one of them; a sleep whose rounded deadline
+/// the driver has already processed completes on its first poll. That is
+/// true of every deadline at or before the last processed boundary and of
+/// none after it, so a binary search on "completes at once" finds that
+/// boundary to the nanosecond. It costs about forty polls of one tokio
+/// `Sleep`, once per wheel.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, or in one built without `enable_time`.
+pub(crate) fn tokio_tick_boundary() -> Option<Instant> {
+    let mut probe = pin!(tokio::time::sleep_until(Instant::now()));
+    // The searches poll one sleep many times in a row: without this,
+    // tokio's cooperative budget would answer `Pending` for it.
+    let search = pin!(tokio::task::unconstrained(std::future::poll_fn(
+        move |_| Poll::Ready(search_boundary(probe.as_mut()))
+    )));
+    match search.poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(found) => found,
+        Poll::Pending => None,
+    }
+}
+
+fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> Option<Instant> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut fires = |t: Instant| {
+        probe.as_mut().reset(t);
+        probe.as_mut().poll(&mut cx).is_ready()
+    };
+    let now = Instant::now();
+    // Nothing after now has been processed.
+    let mut hi = now + Duration::from_nanos(1);
+    if fires(hi) {
+        return None;
+    }
+    // Something before now has been: tokio's start at the latest.
+    let mut back = Duration::from_millis(1);
+    let mut lo = loop {
+        let t = now.checked_sub(back)?;
+        if fires(t) {
+            break t;
+        }
+        hi = t;
+        back = back.checked_mul(2)?;
+    };
+    while hi - lo > Duration::from_nanos(1) {
+        let mid = lo + (hi - lo) / 2;
+        if fires(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // `lo` completes and one nanosecond later does not, in two polls in a
+    // row: a boundary lies between them, so `lo` is one.
+    (fires(lo) && !fires(hi)).then_some(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_round_up_to_their_tick() {
+        let c = Clock::new(Instant::now(), Duration::from_millis(1));
+        assert_eq!(c.tick_of(-5), 0);
+        assert_eq!(c.tick_of(0), 0);
+        assert_eq!(c.tick_of(1), 1);
+        assert_eq!(c.tick_of(1_000_000), 1);
+        assert_eq!(c.tick_of(1_000_001), 2);
+        // The clock stops at the horizon: the last partial tick before it
+        // is due at the last whole one.
+        let last = HORIZON_NS as u64 / 1_000_000;
+        assert_eq!(c.tick_of(HORIZON_NS - 1), last);
+        assert_eq!(c.tick_of(HORIZON_NS), last);
+        assert_eq!(c.tick_of(last as i64 * 1_000_000), last);
+    }
+
+    #[test]
+    fn far_deadlines_are_clamped_not_lost() {
+        let c = Clock::new(Instant::now(), Duration::from_millis(1));
+        let far = c.ns_after(Duration::MAX);
+        let expect = c.ns_after(FAR_FUTURE);
+        assert!((far - expect).abs() < 1_000_000_000, "{far} vs {expect}");
+        let t = Instant::now() + Duration::from_secs(400 * 365 * 86_400);
+        assert_eq!(c.ns_of(t), HORIZON_NS);
+        assert!(c.tick_of(HORIZON_NS) < u64::MAX);
+    }
+
+    #[test]
+    fn the_boundary_found_is_a_tick_of_tokio() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let start = Instant::now();
+            // Move the clock off tokio's millisecond grid and let tokio's
+            // driver process: its last tick is then the 2 ms boundary.
+            tokio::time::advance(Duration::from_micros(2_400)).await;
+            let b = tokio_tick_boundary().expect("a boundary");
+            assert_eq!(b - start, Duration::from_millis(2));
+        });
+    }
+}
