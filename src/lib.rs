@@ -46,6 +46,7 @@
 )]
 #![deny(unused_must_use)]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod default_wheel;
@@ -53,12 +54,18 @@ mod delay;
 pub mod delay_queue;
 mod driver;
 pub mod error;
+#[cfg(feature = "hyper")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+pub mod hyper;
 mod interval;
 mod metrics;
 mod sleep;
 mod sync;
 mod timeout;
 mod timer;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 mod wheel;
 
 pub use builder::Builder;
