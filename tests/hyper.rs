@@ -147,7 +147,10 @@ async fn reset_of_a_foreign_sleep_replaces_it() {
     let mut sleep: DynSleep = Box::pin(Foreign(Box::pin(tokio::time::sleep(secs(10)))));
     assert!(sleep.is::<Foreign>());
     timer.reset(&mut sleep, (start + ms(40)).into_std());
-    assert!(sleep.is::<hashwheel::hyper::Sleep>(), "replaced by one of ours");
+    assert!(
+        sleep.is::<hashwheel::hyper::Sleep>(),
+        "replaced by one of ours"
+    );
     assert_eq!(ours(&mut sleep).deadline(), start + ms(40));
     sleep.as_mut().await;
     assert_eq!(start.elapsed(), ms(40));
@@ -308,14 +311,20 @@ async fn raw_request(io: &mut Box<dyn Io>, path: &str) {
     let mut buf = [0u8; 1024];
     while !got.ends_with(b"\r\n\r\nhello") {
         let n = io.read(&mut buf).await.unwrap();
-        assert!(n > 0, "closed mid-response: {:?}", String::from_utf8_lossy(&got));
+        assert!(
+            n > 0,
+            "closed mid-response: {:?}",
+            String::from_utf8_lossy(&got)
+        );
         got.extend_from_slice(&buf[..n]);
     }
     assert!(got.starts_with(b"HTTP/1.1 200 OK\r\n"));
 }
 
 fn assert_header_timeout(result: Result<Result<(), hyper::Error>, tokio::task::JoinError>) {
-    let err = result.unwrap().expect_err("the server timed the connection out");
+    let err = result
+        .unwrap()
+        .expect_err("the server timed the connection out");
     assert!(err.is_timeout(), "{err}");
 }
 
@@ -359,11 +368,16 @@ async fn idle_keep_alive_is_reaped(t: Transport) {
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::OK);
-        assert_eq!(&res.into_body().collect().await.unwrap().to_bytes()[..], b"hello");
+        assert_eq!(
+            &res.into_body().collect().await.unwrap().to_bytes()[..],
+            b"hello"
+        );
     }
     // Kept alive, then idle: the header-read timer reaps it.
     let idle_from = Instant::now();
-    conn.await.unwrap().expect("a clean close, seen by the client");
+    conn.await
+        .unwrap()
+        .expect("a clean close, seen by the client");
     assert_eq!(idle_from.elapsed(), HEADER_TIMEOUT);
     assert_header_timeout(served.await);
 }

@@ -24,7 +24,12 @@ use tower::{service_fn, Layer, Service, ServiceExt};
 /// only holds the timeout).
 fn answers_after(
     d: Duration,
-) -> impl Service<u32, Response = u32, Error = Infallible, Future = impl Future<Output = Result<u32, Infallible>> + Send> + Clone {
+) -> impl Service<
+    u32,
+    Response = u32,
+    Error = Infallible,
+    Future = impl Future<Output = Result<u32, Infallible>> + Send,
+> + Clone {
     service_fn(move |req: u32| async move {
         tokio::time::sleep(d).await;
         Ok::<_, Infallible>(req * 2)
@@ -105,12 +110,11 @@ async fn default_wheel_times_the_request() {
 #[tokio::test(start_paused = true)]
 async fn many_requests_through_one_service() {
     let wheel = Wheel::new();
-    let mut svc = TimeoutLayer::with_wheel(wheel.clone(), ms(100)).layer(service_fn(
-        |d: u64| async move {
+    let mut svc =
+        TimeoutLayer::with_wheel(wheel.clone(), ms(100)).layer(service_fn(|d: u64| async move {
             tokio::time::sleep(ms(d)).await;
             Ok::<_, Infallible>(d)
-        },
-    ));
+        }));
     let mut ok = 0;
     let mut timed_out = 0;
     for d in [10, 250, 99, 100, 101, 0, 1000] {
