@@ -76,7 +76,7 @@ async fn deadline_wins_with_a_boxed_elapsed() {
 #[tokio::test(start_paused = true)]
 async fn inner_error_is_boxed_not_elapsed() {
     let svc = TimeoutLayer::new(ms(100)).layer(service_fn(|_: ()| async {
-        Err::<(), _>(io::Error::new(io::ErrorKind::Other, "backend down"))
+        Err::<(), _>(io::Error::other("backend down"))
     }));
     let err = svc.oneshot(()).await.unwrap_err();
     assert!(!err.is::<Elapsed>());
@@ -174,7 +174,7 @@ impl Service<()> for Gate {
             return Poll::Pending;
         }
         if s.fail {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::Other, "overloaded")));
+            return Poll::Ready(Err(io::Error::other("overloaded")));
         }
         Poll::Ready(Ok(()))
     }
@@ -206,7 +206,7 @@ async fn poll_ready_error_is_boxed() {
     let gate = Gate::default();
     gate.open(true);
     let mut svc = TimeoutLayer::new(ms(10)).layer(gate);
-    let err = svc.ready().await.err().expect("poll_ready fails");
+    let err = svc.ready().await.expect_err("poll_ready fails");
     assert!(!err.is::<Elapsed>());
     assert_eq!(err.to_string(), "overloaded");
 }

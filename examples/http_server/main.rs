@@ -195,6 +195,11 @@ async fn main() -> ExitCode {
             responses_in_load,
             responses,
             cpu,
+            cpu_of: if args.serve_only {
+                "the server"
+            } else {
+                "server and load generator"
+            },
             latencies: &mut latencies,
             wheel: (args.timer == TimerKind::Hashwheel)
                 .then(|| hashwheel::Wheel::current().metrics()),

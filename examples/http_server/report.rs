@@ -12,6 +12,8 @@ pub struct Run<'a> {
     pub responses_in_load: u64,
     pub responses: u64,
     pub cpu: Duration,
+    /// Whose CPU `cpu` is.
+    pub cpu_of: &'static str,
     pub latencies: &'a mut [u32],
     pub wheel: Option<hashwheel::Metrics>,
 }
@@ -58,8 +60,9 @@ pub fn summary(run: Run<'_>, server: &server::Stats) {
         run.cpu.as_secs_f64() * 1e3 / run.responses as f64 * 1e3
     };
     println!(
-        "  CPU           {:.2} s of process CPU (server and load generator): {per_k:.1} ms per 1,000 requests",
-        run.cpu.as_secs_f64()
+        "  CPU           {:.2} s of process CPU ({}): {per_k:.1} ms per 1,000 requests",
+        run.cpu.as_secs_f64(),
+        run.cpu_of
     );
     if let Some(m) = run.wheel {
         println!(
