@@ -1,5 +1,5 @@
 //! hyper's pluggable timer on a wheel: [`Timer`] implements
-//! [`hyper::rt::Timer`](::hyper::rt::Timer).
+//! [`hyper::rt::Timer`].
 //!
 //! hyper 1.x arms its connection timers (an HTTP/1 server's header-read
 //! timeout, which also reaps idle keep-alive connections, and HTTP/2's
@@ -34,7 +34,7 @@ use tokio::time::Instant;
 
 use crate::timer::Wheel;
 
-/// A [`hyper::rt::Timer`](::hyper::rt::Timer) whose sleeps are hashwheel
+/// A [`hyper::rt::Timer`] whose sleeps are hashwheel
 /// sleeps.
 ///
 /// [`Timer::new`] makes each sleep on the default wheel of the runtime it
@@ -103,7 +103,7 @@ pub struct Timer {
 
 /// The future a [`Timer`] hands to hyper: a hashwheel
 /// [`Sleep`](crate::Sleep) that implements
-/// [`hyper::rt::Sleep`](::hyper::rt::Sleep).
+/// [`hyper::rt::Sleep`].
 ///
 /// hyper receives it as a `Pin<Box<dyn hyper::rt::Sleep>>`;
 /// `downcast_mut_pin::<hashwheel::hyper::Sleep>()` gets it back. It is
