@@ -37,6 +37,16 @@
 //! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
 //! - [`Delay`] and [`TimeoutHandle`] add Netty's cancellable timeout.
 //! - When the wheel shuts down, pending timers complete instead of hanging.
+//!
+//! # Features
+//!
+//! Both off by default:
+//!
+//! - `hyper`: `hashwheel::hyper::Timer`, a `hyper::rt::Timer` for hyper's
+//!   connection builders (`.timer(..)`): header-read and keep-alive timers
+//!   on the wheel, reset in place.
+//! - `tower`: `hashwheel::tower::{Timeout, TimeoutLayer}`, tower's timeout
+//!   middleware on the wheel.
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,

@@ -269,6 +269,24 @@ enum Transport {
     Duplex,
 }
 
+/// Runs `scenario` as two paused-clock tests, `name::duplex` and
+/// `name::tcp`, one over each transport.
+macro_rules! over_both {
+    ($name:ident, $scenario:ident) => {
+        mod $name {
+            #[tokio::test(start_paused = true)]
+            async fn duplex() {
+                super::$scenario(super::Transport::Duplex).await;
+            }
+
+            #[tokio::test(start_paused = true)]
+            async fn tcp() {
+                super::$scenario(super::Transport::Tcp).await;
+            }
+        }
+    };
+}
+
 /// A connected (client, server) pair.
 async fn connect(t: Transport) -> (Box<dyn Io>, Box<dyn Io>) {
     match t {
@@ -344,15 +362,10 @@ async fn half_request_is_closed(t: Transport) {
     assert_eq!(wheel.metrics().fired_count(), 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn header_read_timeout_closes_a_half_request_duplex() {
-    half_request_is_closed(Transport::Duplex).await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn header_read_timeout_closes_a_half_request_tcp() {
-    half_request_is_closed(Transport::Tcp).await;
-}
+over_both!(
+    header_read_timeout_closes_a_half_request,
+    half_request_is_closed
+);
 
 async fn idle_keep_alive_is_reaped(t: Transport) {
     let (client, server) = connect(t).await;
@@ -382,15 +395,10 @@ async fn idle_keep_alive_is_reaped(t: Transport) {
     assert_header_timeout(served.await);
 }
 
-#[tokio::test(start_paused = true)]
-async fn idle_keep_alive_connection_is_reaped_duplex() {
-    idle_keep_alive_is_reaped(Transport::Duplex).await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn idle_keep_alive_connection_is_reaped_tcp() {
-    idle_keep_alive_is_reaped(Transport::Tcp).await;
-}
+over_both!(
+    idle_keep_alive_connection_is_reaped,
+    idle_keep_alive_is_reaped
+);
 
 async fn timer_runs_from_idle_not_from_first_byte(t: Transport) {
     let (mut client, server) = connect(t).await;
@@ -406,15 +414,10 @@ async fn timer_runs_from_idle_not_from_first_byte(t: Transport) {
     assert_header_timeout(served.await);
 }
 
-#[tokio::test(start_paused = true)]
-async fn header_timer_runs_from_idle_not_from_first_byte_duplex() {
-    timer_runs_from_idle_not_from_first_byte(Transport::Duplex).await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn header_timer_runs_from_idle_not_from_first_byte_tcp() {
-    timer_runs_from_idle_not_from_first_byte(Transport::Tcp).await;
-}
+over_both!(
+    header_timer_runs_from_idle_not_from_first_byte,
+    timer_runs_from_idle_not_from_first_byte
+);
 
 async fn busy_connection_is_never_closed(t: Transport) {
     let wheel = Wheel::new();
@@ -443,12 +446,7 @@ async fn busy_connection_is_never_closed(t: Transport) {
     assert_header_timeout(served.await);
 }
 
-#[tokio::test(start_paused = true)]
-async fn busy_connection_is_never_closed_duplex() {
-    busy_connection_is_never_closed(Transport::Duplex).await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn busy_connection_is_never_closed_tcp() {
-    busy_connection_is_never_closed(Transport::Tcp).await;
-}
+over_both!(
+    busy_connection_is_never_closed,
+    busy_connection_is_never_closed
+);
