@@ -7,20 +7,26 @@
 //! connection builders, and on hyper-util's `server::conn::auto::Builder`.
 //! Hand it a [`Timer`] and those timers live in a hashwheel wheel:
 //!
-//! ```ignore
-//! hyper::server::conn::http1::Builder::new()
-//!     .timer(hashwheel::hyper::Timer::new())
-//!     .header_read_timeout(Duration::from_secs(5))
-//!     .serve_connection(io, service);
+//! ```
+//! use std::time::Duration;
+//!
+//! let mut builder = hyper::server::conn::http1::Builder::new();
+//! builder
+//!     .timer(hashwheel::hyper::Timer::new()) // was: hyper_util::rt::TokioTimer::new()
+//!     .header_read_timeout(Duration::from_secs(5));
+//! // builder.serve_connection(io, service).await
 //! ```
 //!
 //! Each sleep hyper asks for is a hashwheel [`Sleep`](crate::Sleep) in a
 //! small box ([`Sleep`]): 24 bytes and `Unpin`, against a boxed tokio
 //! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's
-//! `Timer::reset` by default drops the sleep and allocates a new one;
+//! default `Timer::reset` drops the sleep and allocates a new one;
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
 //! sleeps and moves their deadline in place: no allocation, no new wheel
-//! entry, and no lock at all when the deadline moves later.
+//! entry, and no lock at all when the deadline moves later. (hyper 1.x
+//! resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
+//! drops the header-read sleep once a request head has arrived and asks
+//! for a new one when the connection next waits for a head.)
 //!
 //! Only available with the `hyper` feature.
 

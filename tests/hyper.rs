@@ -240,6 +240,11 @@ fn types() {
     fn check<T: Send + Sync + Unpin + std::fmt::Debug + 'static>() {}
     check::<Timer>();
     check::<hashwheel::hyper::Sleep>();
+    // The box hyper gets holds a hashwheel `Sleep` and nothing else.
+    assert_eq!(
+        std::mem::size_of::<hashwheel::hyper::Sleep>(),
+        std::mem::size_of::<hashwheel::Sleep>()
+    );
     fn clone<T: Clone + Default>() {}
     clone::<Timer>();
     assert_eq!(
