@@ -37,6 +37,16 @@
 //! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
 //! - [`Delay`] and [`TimeoutHandle`] add Netty's cancellable timeout.
 //! - When the wheel shuts down, pending timers complete instead of hanging.
+//!
+//! # Features
+//!
+//! Both off by default:
+//!
+//! - `hyper`: `hashwheel::hyper::Timer`, a `hyper::rt::Timer` for hyper's
+//!   connection builders (`.timer(..)`): header-read and keep-alive timers
+//!   on the wheel, reset in place.
+//! - `tower`: `hashwheel::tower::{Timeout, TimeoutLayer}`, tower's timeout
+//!   middleware on the wheel.
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,
@@ -46,6 +56,7 @@
 )]
 #![deny(unused_must_use)]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod clock;
@@ -54,12 +65,18 @@ mod delay;
 pub mod delay_queue;
 mod driver;
 pub mod error;
+#[cfg(feature = "hyper")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+pub mod hyper;
 mod interval;
 mod metrics;
 mod sleep;
 mod sync;
 mod timeout;
 mod timer;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 mod wheel;
 
 pub use builder::Builder;

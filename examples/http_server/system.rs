@@ -1,0 +1,34 @@
+//! What the process costs and may use: its CPU time, and the open-file
+//! limit that bounds the connections (rustix, no `unsafe`).
+
+use std::time::Duration;
+
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+
+/// CPU time used so far by every thread of the process.
+pub fn cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Raises the soft limit on open files to `needed` if the hard limit
+/// allows; returns the soft limit in force afterwards.
+pub fn ensure_open_files(needed: u64) -> u64 {
+    let limit = getrlimit(Resource::Nofile);
+    let current = limit.current.unwrap_or(u64::MAX);
+    if current >= needed {
+        return current;
+    }
+    let target = match limit.maximum {
+        Some(max) => needed.min(max),
+        None => needed,
+    };
+    let raised = Rlimit {
+        current: Some(target),
+        maximum: limit.maximum,
+    };
+    match setrlimit(Resource::Nofile, raised) {
+        Ok(()) => target,
+        Err(_) => current,
+    }
+}

@@ -1,0 +1,255 @@
+//! hyper's pluggable timer on a wheel: [`Timer`] implements
+//! [`hyper::rt::Timer`].
+//!
+//! hyper 1.x arms its connection timers (an HTTP/1 server's header-read
+//! timeout, which also reaps idle keep-alive connections, and HTTP/2's
+//! keep-alive pings) through the timer given to `.timer(..)` on its
+//! connection builders, and on hyper-util's `server::conn::auto::Builder`.
+//! Hand it a [`Timer`] and those timers live in a hashwheel wheel:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let mut builder = hyper::server::conn::http1::Builder::new();
+//! builder
+//!     .timer(hashwheel::hyper::Timer::new()) // was: hyper_util::rt::TokioTimer::new()
+//!     .header_read_timeout(Duration::from_secs(5));
+//! // builder.serve_connection(io, service).await
+//! ```
+//!
+//! Each sleep hyper asks for is a hashwheel [`Sleep`](crate::Sleep) in a
+//! small box ([`Sleep`]): 24 bytes and `Unpin`, against a boxed tokio
+//! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's
+//! default `Timer::reset` drops the sleep and allocates a new one;
+//! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
+//! sleeps and moves their deadline in place: no allocation, no new wheel
+//! entry, and no lock at all when the deadline moves later. (hyper 1.x
+//! resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
+//! drops the header-read sleep once a request head has arrived and asks
+//! for a new one when the connection next waits for a head.)
+//!
+//! Only available with the `hyper` feature.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant as StdInstant};
+
+use tokio::time::Instant;
+
+use crate::timer::Wheel;
+
+/// A [`hyper::rt::Timer`] whose sleeps are hashwheel
+/// sleeps.
+///
+/// [`Timer::new`] makes each sleep on the default wheel of the runtime it
+/// is made on (as [`hashwheel::sleep`](crate::sleep) does), the way
+/// hyper-util's `TokioTimer` uses the runtime's own timer;
+/// [`Timer::from`]`(wheel)` makes them on the given [`Wheel`]. Clones share
+/// the same wheel.
+///
+/// - `sleep` and `sleep_until` box a [`Sleep`]; hyper's
+///   `std::time::Instant` deadlines become [`tokio::time::Instant`]s.
+/// - `reset` moves one of its own sleeps in place (no allocation, no new
+///   registration) and replaces a sleep made by another timer with a new
+///   one.
+/// - `now` reads tokio's clock, so hyper's deadlines follow tokio's paused
+///   clock in tests (`start_paused`, `tokio::time::advance`).
+///
+/// A sleep whose wheel has shut down, or whose runtime is gone, completes
+/// as if its deadline had passed (see [`Sleep`](crate::Sleep)): hyper then
+/// times the connection out instead of waiting forever.
+///
+/// # Panics
+///
+/// A `Timer::new()` panics when hyper asks it for a sleep outside a tokio
+/// runtime, as `TokioTimer` does. hyper asks from its connection futures,
+/// which run on the runtime. A `Timer` built from a [`Wheel`] never panics.
+///
+/// # Examples
+///
+/// An HTTP/1 server whose header-read timeout (and keep-alive idle
+/// timeout) runs on the wheel:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hyper::server::conn::http1;
+///
+/// let mut builder = http1::Builder::new();
+/// builder
+///     .timer(hashwheel::hyper::Timer::new())
+///     .header_read_timeout(Duration::from_secs(5));
+/// # }
+/// ```
+///
+/// On a wheel of its own, with a coarser tick:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let wheel = hashwheel::Wheel::builder()
+///     .tick(Duration::from_millis(10))
+///     .build()
+///     .unwrap();
+/// let timer = hashwheel::hyper::Timer::from(wheel.clone());
+/// hyper::server::conn::http1::Builder::new().timer(timer);
+/// # }
+/// ```
+#[derive(Clone, Default)]
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+pub struct Timer {
+    /// `None`: the default wheel of the current runtime, at each sleep.
+    wheel: Option<Wheel>,
+}
+
+/// The future a [`Timer`] hands to hyper: a hashwheel
+/// [`Sleep`](crate::Sleep) that implements
+/// [`hyper::rt::Sleep`].
+///
+/// hyper receives it as a `Pin<Box<dyn hyper::rt::Sleep>>`;
+/// `downcast_mut_pin::<hashwheel::hyper::Sleep>()` gets it back. It is
+/// [`Unpin`], `Send` and `Sync`.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`crate::Sleep`] is.
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+pub struct Sleep {
+    inner: crate::Sleep,
+}
+
+// ===== impl Timer =====
+
+impl Timer {
+    /// A timer whose sleeps are made on the default wheel of the runtime
+    /// each one is made on ([`Wheel::current`]).
+    ///
+    /// Building it looks nothing up: it can be made outside a runtime.
+    pub fn new() -> Timer {
+        Timer { wheel: None }
+    }
+
+    /// The wheel this timer uses, if it was built from one; `None` for
+    /// [`Timer::new`], whose sleeps go to the current runtime's default
+    /// wheel.
+    pub fn wheel(&self) -> Option<&Wheel> {
+        self.wheel.as_ref()
+    }
+
+    /// A sleep until `deadline` on this timer's wheel.
+    #[track_caller]
+    fn sleep_at(&self, deadline: Instant) -> Sleep {
+        let inner = match &self.wheel {
+            Some(wheel) => wheel.sleep_until(deadline),
+            None => crate::sleep_until(deadline),
+        };
+        Sleep { inner }
+    }
+
+    /// A sleep of `duration` from now on this timer's wheel.
+    #[track_caller]
+    fn sleep_for(&self, duration: Duration) -> Sleep {
+        let inner = match &self.wheel {
+            Some(wheel) => wheel.sleep(duration),
+            None => crate::sleep(duration),
+        };
+        Sleep { inner }
+    }
+}
+
+impl From<Wheel> for Timer {
+    /// A timer whose sleeps are made on `wheel`.
+    fn from(wheel: Wheel) -> Timer {
+        Timer { wheel: Some(wheel) }
+    }
+}
+
+impl fmt::Debug for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Timer");
+        match &self.wheel {
+            Some(w) => d.field("wheel", w),
+            None => d.field("wheel", &"the current runtime's default wheel"),
+        };
+        d.finish()
+    }
+}
+
+impl ::hyper::rt::Timer for Timer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
+        Box::pin(self.sleep_for(duration))
+    }
+
+    fn sleep_until(&self, deadline: StdInstant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
+        Box::pin(self.sleep_at(Instant::from_std(deadline)))
+    }
+
+    fn now(&self) -> StdInstant {
+        Instant::now().into_std()
+    }
+
+    fn reset(&self, sleep: &mut Pin<Box<dyn ::hyper::rt::Sleep>>, new_deadline: StdInstant) {
+        match sleep.as_mut().downcast_mut_pin::<Sleep>() {
+            Some(ours) => ours.get_mut().reset(Instant::from_std(new_deadline)),
+            None => *sleep = Box::pin(self.sleep_at(Instant::from_std(new_deadline))),
+        }
+    }
+}
+
+// ===== impl Sleep =====
+
+impl Sleep {
+    /// The instant at which this sleep completes.
+    pub fn deadline(&self) -> Instant {
+        self.inner.deadline()
+    }
+
+    /// Whether this sleep has completed, or its deadline has passed.
+    pub fn is_elapsed(&self) -> bool {
+        self.inner.is_elapsed()
+    }
+
+    /// Moves the deadline in place: see [`crate::Sleep::reset`]. This is
+    /// what [`Timer`]'s `reset` does with its own sleeps.
+    pub fn reset(&mut self, deadline: Instant) {
+        self.inner.reset(deadline);
+    }
+
+    /// The hashwheel sleep inside.
+    pub fn get_ref(&self) -> &crate::Sleep {
+        &self.inner
+    }
+
+    /// The hashwheel sleep inside, mutably.
+    pub fn get_mut(&mut self) -> &mut crate::Sleep {
+        &mut self.inner
+    }
+
+    /// Gives back the hashwheel sleep inside.
+    pub fn into_inner(self) -> crate::Sleep {
+        self.inner
+    }
+}
+
+impl From<crate::Sleep> for Sleep {
+    fn from(inner: crate::Sleep) -> Sleep {
+        Sleep { inner }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut self.get_mut().inner).poll(cx)
+    }
+}
+
+impl ::hyper::rt::Sleep for Sleep {}

@@ -1,0 +1,291 @@
+//! tower's timeout middleware on a wheel: [`TimeoutLayer`] and the
+//! [`Timeout`] service it makes.
+//!
+//! They mean what `tower::timeout::{TimeoutLayer, Timeout}` mean: every
+//! request gets a deadline, and a request that misses it fails with a
+//! boxed [`Elapsed`](crate::error::Elapsed). The deadline is a hashwheel timer instead of a tokio
+//! one: a request that finishes first drops it, and removing it from the
+//! wheel is O(1) under a per-thread shard's lock.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tower::ServiceBuilder;
+//!
+//! // ServiceBuilder::new().timeout(Duration::from_secs(5)), on the wheel:
+//! let stack = ServiceBuilder::new().layer(hashwheel::tower::TimeoutLayer::new(Duration::from_secs(5)));
+//! # let _ = stack;
+//! ```
+//!
+//! # Turning the error into a 408
+//!
+//! The service's error is a [`BoxError`]; when the deadline won, it is an
+//! [`Elapsed`](crate::error::Elapsed), so `err.is::<Elapsed>()` tells a timeout from the inner
+//! service's own failures. An HTTP server answers it with
+//! `408 Request Timeout`, as tower-http's `TimeoutLayer` does. With axum,
+//! `HandleErrorLayer` does the mapping:
+//!
+//! ```ignore
+//! use axum::{error_handling::HandleErrorLayer, http::StatusCode, BoxError, Router};
+//! use hashwheel::{error::Elapsed, tower::TimeoutLayer};
+//! use tower::ServiceBuilder;
+//!
+//! let app = Router::new().route("/", get(handler)).layer(
+//!     ServiceBuilder::new()
+//!         .layer(HandleErrorLayer::new(|err: BoxError| async move {
+//!             if err.is::<Elapsed>() {
+//!                 StatusCode::REQUEST_TIMEOUT
+//!             } else {
+//!                 StatusCode::INTERNAL_SERVER_ERROR
+//!             }
+//!         }))
+//!         .layer(TimeoutLayer::new(Duration::from_secs(5))),
+//! );
+//! ```
+//!
+//! Only available with the `tower` feature.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::timer::Wheel;
+
+/// The error of a [`Timeout`] service: the inner service's error, boxed,
+/// or an [`Elapsed`](crate::error::Elapsed). The same type as `tower::BoxError`.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Applies a [`Timeout`] to every request of the services it wraps:
+/// tower's `TimeoutLayer`, timed by a hashwheel wheel.
+///
+/// [`TimeoutLayer::new`] times each request on the default wheel of the
+/// runtime that calls the service (as [`hashwheel::timeout`](crate::timeout)
+/// does); [`TimeoutLayer::with_wheel`] on a given [`Wheel`].
+///
+/// A zero duration times out every request whose response is not ready
+/// on its first poll; `Duration::MAX` never times out.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::{error::Elapsed, tower::TimeoutLayer};
+/// use tower::{service_fn, Layer, ServiceExt};
+///
+/// let layer = TimeoutLayer::new(Duration::from_secs(5));
+/// let slow = layer.layer(service_fn(|_req: ()| async {
+///     tokio::time::sleep(Duration::from_secs(10)).await;
+///     Ok::<_, std::convert::Infallible>("done")
+/// }));
+/// let err = slow.oneshot(()).await.unwrap_err();
+/// assert!(err.is::<Elapsed>());
+/// # }
+/// ```
+#[derive(Clone)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub struct TimeoutLayer {
+    timeout: Duration,
+    /// `None`: the current runtime's default wheel, at each request.
+    wheel: Option<Wheel>,
+}
+
+/// A service that fails any request its inner service does not answer
+/// within a duration: tower's `Timeout`, timed by a hashwheel wheel.
+///
+/// `poll_ready` is the inner service's (its error boxed). `call` starts the
+/// clock: the deadline is the call's instant plus the duration, and the
+/// [`ResponseFuture`] yields the inner response, the inner error boxed, or
+/// a boxed [`Elapsed`](crate::error::Elapsed) at the deadline.
+#[derive(Clone)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub struct Timeout<S> {
+    inner: S,
+    timeout: Duration,
+    wheel: Option<Wheel>,
+}
+
+pin_project! {
+    /// The response future of a [`Timeout`] service.
+    ///
+    /// The inner future is polled first, so a response that is ready on its
+    /// first poll never touches the wheel. When the response comes first,
+    /// dropping this future removes its timer from the wheel in O(1).
+    ///
+    /// # Cancel safety
+    ///
+    /// As cancel safe as the inner future: dropping this drops it.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    #[derive(Debug)]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    pub struct ResponseFuture<F> {
+        #[pin]
+        inner: crate::Timeout<F>,
+    }
+}
+
+// ===== impl TimeoutLayer =====
+
+impl TimeoutLayer {
+    /// A layer that times each request out after `timeout`, on the default
+    /// wheel of the runtime that calls the service.
+    ///
+    /// Building it looks nothing up: it can be made outside a runtime; the
+    /// service it makes panics if called outside one.
+    pub fn new(timeout: Duration) -> TimeoutLayer {
+        TimeoutLayer {
+            timeout,
+            wheel: None,
+        }
+    }
+
+    /// A layer that times each request out after `timeout`, on `wheel`.
+    pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
+        TimeoutLayer {
+            timeout,
+            wheel: Some(wheel),
+        }
+    }
+
+    /// The duration each request is given.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+impl<S> Layer<S> for TimeoutLayer {
+    type Service = Timeout<S>;
+
+    fn layer(&self, inner: S) -> Timeout<S> {
+        Timeout {
+            inner,
+            timeout: self.timeout,
+            wheel: self.wheel.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for TimeoutLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimeoutLayer")
+            .field("timeout", &self.timeout)
+            .field("wheel", &WheelName(&self.wheel))
+            .finish()
+    }
+}
+
+/// Shows `None` as the default wheel.
+struct WheelName<'a>(&'a Option<Wheel>);
+
+impl fmt::Debug for WheelName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(w) => w.fmt(f),
+            None => f.write_str("the current runtime's default wheel"),
+        }
+    }
+}
+
+// ===== impl Timeout =====
+
+impl<S> Timeout<S> {
+    /// Wraps `inner`, timing each request out after `timeout` on the
+    /// default wheel of the runtime that calls it.
+    pub fn new(inner: S, timeout: Duration) -> Timeout<S> {
+        Timeout {
+            inner,
+            timeout,
+            wheel: None,
+        }
+    }
+
+    /// Wraps `inner`, timing each request out after `timeout` on `wheel`.
+    pub fn with_wheel(inner: S, wheel: Wheel, timeout: Duration) -> Timeout<S> {
+        Timeout {
+            inner,
+            timeout,
+            wheel: Some(wheel),
+        }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Gives back the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S, Request> Service<Request> for Timeout<S>
+where
+    S: Service<Request>,
+    S::Error: Into<BoxError>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    /// Calls the inner service and starts the request's clock.
+    ///
+    /// # Panics
+    ///
+    /// On the default wheel ([`Timeout::new`], [`TimeoutLayer::new`]),
+    /// outside a tokio runtime; on any wheel at its `max_pending` bound.
+    #[track_caller]
+    fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
+        let response = self.inner.call(request);
+        let inner = match &self.wheel {
+            Some(wheel) => wheel.timeout(self.timeout, response),
+            None => crate::timeout(self.timeout, response),
+        };
+        ResponseFuture { inner }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Timeout<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout")
+            .field("inner", &self.inner)
+            .field("timeout", &self.timeout)
+            .field("wheel", &WheelName(&self.wheel))
+            .finish()
+    }
+}
+
+// ===== impl ResponseFuture =====
+
+impl<F, T, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<BoxError>,
+{
+    type Output = Result<T, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().inner.poll(cx) {
+            Poll::Ready(Ok(Ok(response))) => Poll::Ready(Ok(response)),
+            Poll::Ready(Ok(Err(e))) => Poll::Ready(Err(e.into())),
+            Poll::Ready(Err(elapsed)) => Poll::Ready(Err(Box::new(elapsed))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
