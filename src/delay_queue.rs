@@ -9,7 +9,9 @@
 //! # Invariants
 //!
 //! - Every value in the queue is one entry of `wheel`; its slot carries the
-//!   value, its exact deadline and the generation its [`Key`] was given.
+//!   value and the generation its [`Key`] was given; the entry's tick is the
+//!   value's deadline rounded up to a tick (never before `start`, the tick
+//!   the queue was made in).
 //! - A key is valid while the entry at its index carries its generation.
 //! - `armed` is the tick the sleep is set for, if any; every insert or reset
 //!   to an earlier tick wakes the task last seen in `poll_expired`.
@@ -77,7 +79,6 @@ impl<T> Expired<T> {
 
 struct Slot<T> {
     value: T,
-    deadline: i64,
     generation: u32,
 }
 
@@ -129,6 +130,8 @@ struct Slot<T> {
 /// ```
 pub struct DelayQueue<T> {
     wheel: HashedWheel<Slot<T>>,
+    /// The tick the queue was made in.
+    start: u64,
     sleep: Sleep,
     armed: Option<u64>,
     /// The sleep is registered for `armed` with the waker in `waker`.
@@ -152,9 +155,11 @@ impl<T> fmt::Debug for DelayQueue<T> {
 impl<T> DelayQueue<T> {
     pub(crate) fn on(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
         let core = sleep.core();
-        let wheel = HashedWheel::with_capacity(core.slots, core.clock.now_tick(), capacity);
+        let start = core.clock.now_tick();
+        let wheel = HashedWheel::with_capacity(core.slots, start, capacity);
         DelayQueue {
             wheel,
+            start,
             sleep,
             armed: None,
             sleep_waits: false,
@@ -250,19 +255,30 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn insert_ns(&mut self, value: T, deadline: i64) -> Key {
-        let tick = self.core().clock.tick_of(deadline);
+        let tick = self.tick_of(deadline);
         let generation = self.generation;
         self.generation = self.generation.wrapping_add(1);
-        let slot = Slot {
-            value,
-            deadline,
-            generation,
-        };
+        let slot = Slot { value, generation };
         let Ok(index) = self.wheel.insert(tick, slot) else {
             panic!("DelayQueue is full: it holds 2^32 - 3 values");
         };
         self.wake_if_sooner(tick);
         Key { index, generation }
+    }
+
+    /// The tick a value with this deadline expires at, the first one whose
+    /// end is at or after it, as tokio-util rounds; a deadline from before
+    /// the queue was made counts as the queue's first tick. The value's
+    /// deadline then reads as the end of that tick, as tokio-util's does.
+    fn tick_of(&self, deadline: i64) -> u64 {
+        self.core().clock.tick_of(deadline).max(self.start)
+    }
+
+    /// The deadline of the value at `index`, as tokio-util reports it: the
+    /// end of the tick it expires at.
+    fn deadline_of(&self, index: u32) -> Instant {
+        let clock = &self.core().clock;
+        clock.instant_of_tick(self.wheel.tick_of(index))
     }
 
     /// Wakes the polling task if `tick` comes before the armed one.
@@ -328,9 +344,10 @@ impl<T> DelayQueue<T> {
     }
 
     fn take(&mut self, index: u32) -> Expired<T> {
+        let deadline = self.deadline_of(index);
         let slot = self.wheel.remove(index);
         Expired {
-            deadline: self.core().clock.instant_of(slot.deadline),
+            deadline,
             key: Key {
                 index,
                 generation: slot.generation,
@@ -397,8 +414,7 @@ impl<T> DelayQueue<T> {
         if !self.valid(key) {
             return None;
         }
-        let tick = self.core().clock.tick_of(deadline);
-        self.wheel.get_mut(key.index)?.deadline = deadline;
+        let tick = self.tick_of(deadline);
         self.wheel.reschedule(key.index, tick);
         self.wake_if_sooner(tick);
         Some(())
@@ -422,7 +438,7 @@ impl<T> DelayQueue<T> {
     /// the queue.
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
         let slot = self.wheel.get(key.index)?;
-        (slot.generation == key.generation).then(|| self.core().clock.instant_of(slot.deadline))
+        (slot.generation == key.generation).then(|| self.deadline_of(key.index))
     }
 
     /// The key of the value that expires next, if any.
@@ -589,9 +605,18 @@ impl<T> DelayQueue<T> {
                 return Poll::Ready(Some(self.take(index)));
             }
             let now = self.core().clock.now_tick();
-            if now > self.wheel.elapsed() {
-                self.wheel.advance(now);
-                if self.wheel.peek_due().is_some() {
+            let elapsed = self.wheel.elapsed();
+            if now > elapsed {
+                // Within one turn, `advance` visits the buckets in tick
+                // order. Across more, it visits each bucket once, which
+                // would mix turns: step to the earliest tick first, so that
+                // values come out in deadline order, as tokio-util's do.
+                let to = match self.wheel.next_expiration() {
+                    Some(next) if now - elapsed >= self.core().slots as u64 => next.min(now),
+                    _ => now,
+                };
+                self.wheel.advance(to);
+                if self.wheel.peek_due().is_some() || to < now {
                     continue;
                 }
             }
@@ -605,10 +630,8 @@ impl<T> DelayQueue<T> {
                 };
             };
             if self.armed != Some(tick) {
-                // Eager: the sleep's entry must sit at exactly this tick for
-                // the shortcut below.
                 let at = self.core().clock.ns_of_tick(tick);
-                self.sleep.reset_ns(at, true);
+                self.sleep.reset_ns(at);
                 self.armed = Some(tick);
                 self.sleep_waits = false;
             }

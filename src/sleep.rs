@@ -147,9 +147,11 @@ impl Sleep {
     /// Moves the deadline to `deadline`, whether or not the sleep has
     /// completed: a completed sleep becomes pending again.
     ///
-    /// O(1) and allocates nothing. Moving the deadline later takes no lock:
-    /// the entry keeps its place, and when it comes due the sleep re-arms
-    /// itself for the new deadline. Moving it earlier moves the entry.
+    /// O(1) and allocates nothing. As with tokio's timer, a deadline moved
+    /// later never wakes the task at the old one: the entry keeps its place
+    /// and the driver files it again when it gets there. A deadline moved
+    /// earlier moves the entry; one whose tick has ended completes the sleep
+    /// and wakes the task that last polled it.
     ///
     /// # Examples
     ///
@@ -169,23 +171,19 @@ impl Sleep {
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
         let ns = self.shard.core().clock.ns_of(deadline);
-        self.reset_ns(ns, false);
+        self.reset_ns(ns);
     }
 
-    /// Moves the deadline to `ns`. A registered entry moves now if the
-    /// deadline moves earlier or `eager` is set; otherwise it keeps its
-    /// place and re-arms itself when it comes due.
-    pub(crate) fn reset_ns(&mut self, ns: i64, eager: bool) {
-        let moves = eager || ns < self.deadline;
+    /// Moves the deadline to `ns` (see [`reset`](Sleep::reset)).
+    pub(crate) fn reset_ns(&mut self, ns: i64) {
         self.deadline = ns;
         self.touched = true;
         match self.state {
             State::Registered => {
-                if moves {
-                    let tick = self.shard.core().clock.tick_of(ns);
-                    if !self.shard.get().reschedule(self.key, tick) {
-                        self.state = State::Unchecked;
-                    }
+                let clock = &self.shard.core().clock;
+                let (tick, now) = (clock.tick_of(ns), clock.now_tick());
+                if !self.shard.get().reset(self.key, tick, now) {
+                    self.state = State::Unchecked;
                 }
             }
             _ => self.state = State::Unchecked,
@@ -201,16 +199,13 @@ impl Sleep {
         let core = self.shard.core();
         match self.state {
             State::Done => Poll::Ready(()),
-            State::Registered => {
-                let want = core.clock.tick_of(self.deadline);
-                match self.shard.get().poll(self.key, want, cx.waker()) {
-                    Poll::Ready(()) => {
-                        self.state = State::Done;
-                        Poll::Ready(())
-                    }
-                    Poll::Pending => Poll::Pending,
+            State::Registered => match self.shard.get().poll(self.key, cx.waker()) {
+                Poll::Ready(()) => {
+                    self.state = State::Done;
+                    Poll::Ready(())
                 }
-            }
+                Poll::Pending => Poll::Pending,
+            },
             State::Unchecked => {
                 let tick = core.clock.tick_of(self.deadline);
                 if tick <= core.clock.now_tick() {

@@ -164,9 +164,19 @@ pub(crate) struct Shard {
     state: Mutex<ShardState>,
 }
 
+/// What an entry of a shard carries: the waker to wake, and the tick at
+/// which to wake it. `due` is at or after the tick the entry is filed at:
+/// a deadline moved later only writes `due`, and the driver re-files the
+/// entry there when it meets it, instead of waking anyone (tokio's rule).
+#[derive(Debug)]
+struct Waiter {
+    waker: Waker,
+    due: u64,
+}
+
 #[derive(Debug)]
 struct ShardState {
-    wheel: HashedWheel<Waker>,
+    wheel: HashedWheel<Waiter>,
     shutdown: bool,
     fired: u64,
     cancelled: u64,
@@ -182,11 +192,15 @@ impl ShardState {
     /// after the lock. Amortised O(1): a shrink costs no more than the
     /// inserts that grew the slab since the last one.
     fn remove(&mut self, key: u32) -> Waker {
-        let waker = self.wheel.remove(key);
+        let waiter = self.wheel.remove(key);
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
             self.wheel.shrink_to_fit();
         }
-        waker
+        waiter.waker
+    }
+
+    fn waiter(&mut self, key: u32) -> &mut Waiter {
+        self.wheel.get_mut(key).expect("timer entry")
     }
 }
 
@@ -242,38 +256,43 @@ impl Shard {
         if tick <= s.wheel.elapsed() {
             return Registration::Elapsed;
         }
+        let waiter = Waiter {
+            waker: waker.clone(),
+            due: tick,
+        };
         let key = s
             .wheel
-            .insert(tick, waker.clone())
+            .insert(tick, waiter)
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
         drop(s);
         self.core.wake_driver_for(tick);
         Registration::Key(key)
     }
 
-    /// Polls the entry `key` for a timer whose deadline is now `want`.
+    /// Polls the entry `key`.
     ///
     /// `Ready` means it has expired (or the wheel shut down) and the entry is
-    /// gone. An entry that expired at an earlier tick than `want` (its
-    /// deadline was moved later without moving the entry) is re-armed.
-    pub(crate) fn poll(&self, key: u32, want: u64, waker: &Waker) -> Poll<()> {
+    /// gone. An entry the driver met before its `due` tick (its deadline was
+    /// moved later after it came due) is filed again at `due`.
+    pub(crate) fn poll(&self, key: u32, waker: &Waker) -> Poll<()> {
         let mut s = lock(&self.state);
+        let due = s.waiter(key).due;
         let (pending, rearmed) = match s.wheel.place_of(key) {
             Place::Scheduled | Place::Parked => (true, false),
             Place::Expired => {
-                if s.shutdown || want <= s.wheel.tick_of(key) || want <= s.wheel.elapsed() {
+                if s.shutdown || due <= s.wheel.elapsed() {
                     (false, false)
                 } else {
-                    s.wheel.reschedule(key, want);
+                    s.wheel.reschedule(key, due);
                     (true, true)
                 }
             }
         };
         if pending {
-            let old = swap_waker(s.wheel.get_mut(key).expect("timer entry"), waker);
+            let old = swap_waker(&mut s.waiter(key).waker, waker);
             drop(s);
             if rearmed {
-                self.core.wake_driver_for(want);
+                self.core.wake_driver_for(due);
             }
             drop(old);
             Poll::Pending
@@ -285,13 +304,16 @@ impl Shard {
         }
     }
 
-    /// Moves the entry `key` to `tick`. Returns `false`, having removed the
-    /// entry and woken the waker it held, when that tick has already been
-    /// processed: the timer is due now, and the task waiting on it must be
-    /// told, as it would be by the driver.
-    pub(crate) fn reschedule(&self, key: u32, tick: u64) -> bool {
+    /// Moves the deadline of entry `key` to `tick`; `now` is the tick the
+    /// clock has reached. Returns `false`, having removed the entry and
+    /// woken the waker it held, when that tick has ended: the timer is due
+    /// now, and its task must be told, as tokio's timer would tell it.
+    ///
+    /// A later deadline only writes the entry's `due` tick: the entry stays
+    /// where it is, and the driver files it again when it meets it.
+    pub(crate) fn reset(&self, key: u32, tick: u64, now: u64) -> bool {
         let mut s = lock(&self.state);
-        if s.shutdown || tick <= s.wheel.elapsed() {
+        if s.shutdown || tick <= s.wheel.elapsed().max(now) {
             let was_pending = s.wheel.place_of(key) != Place::Expired;
             let old = s.remove(key);
             if was_pending && !s.shutdown {
@@ -301,9 +323,18 @@ impl Shard {
             old.wake();
             return false;
         }
-        s.wheel.reschedule(key, tick);
+        s.waiter(key).due = tick;
+        let moves = match s.wheel.place_of(key) {
+            Place::Scheduled => tick < s.wheel.tick_of(key),
+            Place::Expired | Place::Parked => true,
+        };
+        if moves {
+            s.wheel.reschedule(key, tick);
+        }
         drop(s);
-        self.core.wake_driver_for(tick);
+        if moves {
+            self.core.wake_driver_for(tick);
+        }
         true
     }
 
@@ -345,13 +376,17 @@ impl Shard {
         s.wheel.advance(now);
         let mut fired = 0;
         while out.len() < max {
-            match s.wheel.pop_due() {
-                Some((_, w)) => {
-                    out.push(mem::replace(w, Waker::noop().clone()));
-                    fired += 1;
-                }
-                None => break,
+            let Some((key, w)) = s.wheel.pop_due() else {
+                break;
+            };
+            if w.due > now {
+                // Its deadline moved later: file it again, wake no one.
+                let due = w.due;
+                s.wheel.reschedule(key, due);
+                continue;
             }
+            out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
+            fired += 1;
         }
         s.fired += fired;
         Expired {
@@ -370,7 +405,7 @@ impl Shard {
         s.shutdown = true;
         let mut n = 0;
         s.wheel.drain_pending(|_, w| {
-            out.push(mem::replace(w, Waker::noop().clone()));
+            out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
             n += 1;
         });
         n
@@ -406,7 +441,7 @@ impl ShardOps<'_> {
     pub(crate) fn insert(&mut self, tick: u64, waker: Waker) -> u32 {
         self.state
             .wheel
-            .insert(tick, waker)
+            .insert(tick, Waiter { waker, due: tick })
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"))
     }
 

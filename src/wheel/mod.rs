@@ -413,7 +413,10 @@ impl<T> HashedWheel<T> {
             e.prev = DETACHED;
             e.next = NIL;
         } else if tick <= self.elapsed {
-            self.push_due(key);
+            // Ahead of what advancing moved there: the last entry filed as
+            // due comes out first, as from tokio-util's stack of expired
+            // values.
+            self.push_due_front(key);
         } else {
             let b = (tick & self.mask) as usize;
             let head = self.buckets[b].head;
@@ -454,6 +457,21 @@ impl<T> HashedWheel<T> {
             self.entries[key as usize].prev = tail;
         }
         self.due_tail = key;
+    }
+
+    fn push_due_front(&mut self, key: u32) {
+        let head = self.due_head;
+        {
+            let e = &mut self.entries[key as usize];
+            e.prev = NIL;
+            e.next = head;
+        }
+        if head == NIL {
+            self.due_tail = key;
+        } else {
+            self.entries[head as usize].prev = key;
+        }
+        self.due_head = key;
     }
 
     /// Unlinks a linked entry from its bucket or from the due list.
