@@ -69,7 +69,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// does); [`TimeoutLayer::with_wheel`] on a given [`Wheel`].
 ///
 /// A zero duration times out every request whose response is not ready
-/// on its first poll; `Duration::MAX` never times out.
+/// on its first poll; `Duration::MAX` lands 30 years ahead, as with tokio.
 ///
 /// # Examples
 ///
