@@ -176,18 +176,24 @@ impl Sleep {
 
     /// Moves the deadline to `ns` (see [`reset`](Sleep::reset)).
     pub(crate) fn reset_ns(&mut self, ns: i64) {
+        let old = self.due();
         self.deadline = ns;
         self.touched = true;
         match self.state {
             State::Registered => {
                 let clock = &self.shard.core().clock;
                 let (tick, now) = (clock.tick_of(ns), clock.now_tick());
-                if !self.shard.get().reset(self.key, tick, now) {
+                if !self.shard.get().reset(self.key, old, tick, now) {
                     self.state = State::Unchecked;
                 }
             }
             _ => self.state = State::Unchecked,
         }
+    }
+
+    /// The tick the deadline rounds up to: the entry's due tick.
+    fn due(&self) -> u64 {
+        self.shard.core().clock.tick_of(self.deadline)
     }
 
     pub(crate) fn core(&self) -> &crate::driver::Core {
@@ -199,13 +205,18 @@ impl Sleep {
         let core = self.shard.core();
         match self.state {
             State::Done => Poll::Ready(()),
-            State::Registered => match self.shard.get().poll(self.key, cx.waker()) {
-                Poll::Ready(()) => {
+            State::Registered => {
+                let due = self.due();
+                let shard = self.shard.get();
+                // Once its tick has been processed the entry is the
+                // driver's: no lock to complete.
+                if shard.has_passed(due) || shard.poll(self.key, due, cx.waker()).is_ready() {
                     self.state = State::Done;
                     Poll::Ready(())
+                } else {
+                    Poll::Pending
                 }
-                Poll::Pending => Poll::Pending,
-            },
+            }
             State::Unchecked => {
                 let tick = core.clock.tick_of(self.deadline);
                 if tick <= core.clock.now_tick() {
@@ -245,7 +256,7 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if self.state == State::Registered {
-            self.shard.get().remove(self.key);
+            self.shard.get().cancel(self.key, self.due());
         }
         self.shard.core().release();
     }

@@ -339,6 +339,52 @@ fn reset_later_vs_fire() {
     });
 }
 
+/// A sleep's entry is the driver's once its tick is processed: the driver
+/// removes it, and a sleep dropped at the same time must not remove it
+/// again, nor the entry a new sleep then takes in the same slot.
+#[test]
+fn sleep_drop_vs_fire_and_slot_reuse() {
+    model(|| {
+        let shards = wheel(1);
+        let (_f, w) = flag();
+        let first = registered(sleep(&shards, 0, 5), &w);
+        let dropper = thread::spawn(move || drop(first));
+        let s = shards.clone();
+        let w2 = w.clone();
+        let driver = thread::spawn(move || {
+            driver_run(&s, 10);
+            registered(sleep(&s, 0, 20), &w2)
+        });
+        dropper.join().unwrap();
+        let second = driver.join().unwrap();
+        assert_eq!(shards.counts().pending, 1, "the new sleep lost its entry");
+        drop(second);
+        assert_empty(&shards);
+    });
+}
+
+/// A sleep polled while the driver expires it: it completes without the
+/// lock once the tick is processed, or stays pending and is woken.
+#[test]
+fn sleep_poll_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (f, w) = flag();
+        let first = registered(sleep(&shards, 0, 5), &w);
+        let poller = poll_on_thread(first, w, |_| {});
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 10));
+        let (mut first, w, ready) = poller.join().unwrap();
+        driver.join().unwrap();
+        if !ready {
+            assert!(woken(&f), "a due sleep is pending and unwoken");
+            assert!(poll(&mut first, &w).is_ready());
+        }
+        drop(first);
+        assert_empty(&shards);
+    });
+}
+
 /// A first poll registering at `tick` while the driver runs at tick 5.
 fn register_vs_advance(tick: u64) {
     model(move || {

@@ -4,13 +4,20 @@
 //!
 //! # Invariants
 //!
-//! - A timer future owns at most one entry, in the shard it was created on;
-//!   only the future itself removes it (a `TimeoutHandle` may remove a
-//!   `Delay`'s entry, under the same lock, through the `Delay`'s state word).
-//! - An entry's value is the waker to wake when it expires. The driver takes
-//!   it (leaving a no-op waker) when it pops the entry from the due list and
-//!   wakes it after releasing the lock; the entry stays in the slab, expired,
-//!   until its owner polls or drops.
+//! - A timer future owns at most one entry, in the shard it was created on.
+//!   An entry carries the waker to wake and its `due` tick (see [`Waiter`]).
+//! - A `Sleep`'s entry (made by [`Shard::register`]) belongs to the sleep
+//!   while its due tick is after the shard's `elapsed` tick, and to the
+//!   driver from then on: the driver removes it when it pops it, under the
+//!   lock it holds anyway, and the sleep never touches that key again. The
+//!   sleep tells which side of the line it is on from its own due tick and
+//!   the shard's `elapsed`, which the driver publishes in an atomic after
+//!   advancing: a sleep polled after its tick completes without the lock.
+//! - A `Delay`'s entry (made through [`ShardOps::insert`]) is removed by
+//!   its owner only (or a `TimeoutHandle`, under the same lock, through the
+//!   `Delay`'s state word). The driver takes its waker (leaving a no-op
+//!   waker) when it pops it; the entry stays in the slab, expired, until its
+//!   owner polls or drops.
 //! - Wakers are never woken or dropped while a shard lock is held.
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
@@ -161,6 +168,9 @@ pub(crate) fn thread_hint() -> usize {
 #[repr(align(128))]
 pub(crate) struct Shard {
     pub(crate) core: Arc<Core>,
+    /// The wheel's `elapsed` tick, published by the driver after it
+    /// advances (under the lock); read without it by sleeps.
+    elapsed: AtomicU64,
     state: Mutex<ShardState>,
 }
 
@@ -168,10 +178,24 @@ pub(crate) struct Shard {
 /// which to wake it. `due` is at or after the tick the entry is filed at:
 /// a deadline moved later only writes `due`, and the driver re-files the
 /// entry there when it meets it, instead of waking anyone (tokio's rule).
+/// Its top bit, [`DRIVER_REMOVES`], marks a `Sleep`'s entry.
 #[derive(Debug)]
 struct Waiter {
     waker: Waker,
     due: u64,
+}
+
+/// In [`Waiter::due`]: the driver removes the entry when it expires it.
+const DRIVER_REMOVES: u64 = 1 << 63;
+
+impl Waiter {
+    fn due(&self) -> u64 {
+        self.due & !DRIVER_REMOVES
+    }
+
+    fn set_due(&mut self, due: u64) {
+        self.due = (self.due & DRIVER_REMOVES) | due;
+    }
 }
 
 #[derive(Debug)]
@@ -238,6 +262,7 @@ impl Shard {
         let slots = core.slots;
         Shard {
             core,
+            elapsed: AtomicU64::new(elapsed),
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
                 shutdown: false,
@@ -247,7 +272,15 @@ impl Shard {
         }
     }
 
-    /// Gives the timer an entry that expires at `tick` and wakes `waker`.
+    /// Whether the tick `due` has been processed: a sleep's entry due then
+    /// belongs to the driver (see the module docs). No lock.
+    #[inline]
+    pub(crate) fn has_passed(&self, due: u64) -> bool {
+        due <= self.elapsed.load(Ordering::Acquire)
+    }
+
+    /// Gives a sleep an entry that expires at `tick` and wakes `waker`; the
+    /// driver removes it when it expires.
     pub(crate) fn register(&self, tick: u64, waker: &Waker) -> Registration {
         let mut s = lock(&self.state);
         if s.shutdown {
@@ -258,7 +291,7 @@ impl Shard {
         }
         let waiter = Waiter {
             waker: waker.clone(),
-            due: tick,
+            due: tick | DRIVER_REMOVES,
         };
         let key = s
             .wheel
@@ -269,64 +302,56 @@ impl Shard {
         Registration::Key(key)
     }
 
-    /// Polls the entry `key`.
+    /// Polls a sleep's entry `key`, due at `due`.
     ///
-    /// `Ready` means it has expired (or the wheel shut down) and the entry is
-    /// gone. An entry the driver met before its `due` tick (its deadline was
-    /// moved later after it came due) is filed again at `due`.
-    pub(crate) fn poll(&self, key: u32, waker: &Waker) -> Poll<()> {
+    /// `Ready` means its tick has been processed (the driver removes the
+    /// entry, if it has not already) or the wheel shut down (the entry is
+    /// removed here). Otherwise the entry keeps `waker`.
+    pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
         let mut s = lock(&self.state);
-        let due = s.waiter(key).due;
-        let (pending, rearmed) = match s.wheel.place_of(key) {
-            Place::Scheduled | Place::Parked => (true, false),
-            Place::Expired => {
-                if s.shutdown || due <= s.wheel.elapsed() {
-                    (false, false)
-                } else {
-                    s.wheel.reschedule(key, due);
-                    (true, true)
-                }
-            }
-        };
-        if pending {
-            let old = swap_waker(&mut s.waiter(key).waker, waker);
-            drop(s);
-            if rearmed {
-                self.core.wake_driver_for(due);
-            }
-            drop(old);
-            Poll::Pending
-        } else {
+        if s.shutdown {
             let old = s.remove(key);
             drop(s);
             drop(old);
-            Poll::Ready(())
+            return Poll::Ready(());
         }
+        if due <= s.wheel.elapsed() {
+            return Poll::Ready(());
+        }
+        let old = swap_waker(&mut s.waiter(key).waker, waker);
+        drop(s);
+        drop(old);
+        Poll::Pending
     }
 
-    /// Moves the deadline of entry `key` to `tick`; `now` is the tick the
-    /// clock has reached. Returns `false`, having removed the entry and
-    /// woken the waker it held, when that tick has ended: the timer is due
-    /// now, and its task must be told, as tokio's timer would tell it.
+    /// Moves the deadline of a sleep's entry `key` from tick `old` to
+    /// `tick`; `now` is the tick the clock has reached. Returns `true` when
+    /// the entry still waits, `false` when the sleep no longer has an entry:
+    /// its old tick had been processed (the driver has it), the wheel shut
+    /// down, or the new tick has ended. In that last case the entry is
+    /// removed and the waker it held is woken: the timer is due now, and its
+    /// task must be told, as tokio's timer would tell it.
     ///
     /// A later deadline only writes the entry's `due` tick: the entry stays
     /// where it is, and the driver files it again when it meets it.
-    pub(crate) fn reset(&self, key: u32, tick: u64, now: u64) -> bool {
+    pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64) -> bool {
         let mut s = lock(&self.state);
+        if !s.shutdown && old <= s.wheel.elapsed() {
+            return false;
+        }
         if s.shutdown || tick <= s.wheel.elapsed().max(now) {
-            let was_pending = s.wheel.place_of(key) != Place::Expired;
-            let old = s.remove(key);
-            if was_pending && !s.shutdown {
+            if !s.shutdown {
                 s.cancelled += 1;
             }
+            let old = s.remove(key);
             drop(s);
             old.wake();
             return false;
         }
-        s.waiter(key).due = tick;
+        s.waiter(key).set_due(tick);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
-            Place::Expired | Place::Parked => true,
+            Place::Expired | Place::Parked => false,
         };
         if moves {
             s.wheel.reschedule(key, tick);
@@ -338,10 +363,16 @@ impl Shard {
         true
     }
 
-    /// Removes the entry `key`; counts it as cancelled if it had not expired.
-    pub(crate) fn remove(&self, key: u32) {
+    /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
+    pub(crate) fn cancel(&self, key: u32, due: u64) {
+        if self.has_passed(due) {
+            return;
+        }
         let mut s = lock(&self.state);
-        if s.wheel.place_of(key) != Place::Expired {
+        if !s.shutdown && due <= s.wheel.elapsed() {
+            return;
+        }
+        if !s.shutdown {
             s.cancelled += 1;
         }
         let old = s.remove(key);
@@ -374,19 +405,27 @@ impl Shard {
             };
         }
         s.wheel.advance(now);
+        self.elapsed.store(s.wheel.elapsed(), Ordering::Release);
         let mut fired = 0;
         while out.len() < max {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            if w.due > now {
+            let due = w.due();
+            if due > now {
                 // Its deadline moved later: file it again, wake no one.
-                let due = w.due;
                 s.wheel.reschedule(key, due);
                 continue;
             }
-            out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
+            if w.due & DRIVER_REMOVES != 0 {
+                out.push(s.wheel.remove(key).waker);
+            } else {
+                out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
+            }
             fired += 1;
+        }
+        if s.wheel.len() == 0 && s.wheel.capacity() > KEEP_CAPACITY {
+            s.wheel.shrink_to_fit();
         }
         s.fired += fired;
         Expired {
