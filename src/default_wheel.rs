@@ -14,10 +14,12 @@
 //!   shut down when it was built, because the runtime had shut down and
 //!   refused the driver. It is served as it is (its timers complete at
 //!   once, as on any shut-down wheel) instead of being rebuilt on every call.
-//! - [`CURRENT`] caches, per thread, the last runtime it served and that
-//!   runtime's wheel. The cache is only a shortcut to the registry: an entry
-//!   is used only when the current runtime's id matches and its wheel has
-//!   not shut down, and otherwise the registry decides.
+//! - [`CURRENT`] caches, per thread, the last runtime it served, that
+//!   runtime's wheel and the task that made the call. The cache is only a
+//!   shortcut to the registry: an entry is used only when the current task's
+//!   id matches (a task is bound to its runtime for life) or the current
+//!   runtime's id does, and its wheel has not shut down; otherwise the
+//!   registry decides.
 //! - No lock is held while building a wheel (building spawns the driver),
 //!   nor while dropping one.
 //!
@@ -34,6 +36,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, Id};
+use tokio::task;
 use tokio::time::Instant;
 
 use crate::error::{BuildError, BuildKind, Error};
@@ -61,9 +64,20 @@ impl Entry {
 /// runtime), looked at only when a thread's cache misses.
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
+/// What a thread remembers of the last call it served.
+#[derive(Debug)]
+struct Cached {
+    runtime: Id,
+    /// The task that made that call, if it was made in one: a task runs on
+    /// one runtime for its whole life, so the same task finds the same
+    /// runtime without asking tokio for a handle.
+    task: Option<task::Id>,
+    wheel: Wheel,
+}
+
 thread_local! {
     /// The last runtime this thread served, and its default wheel.
-    static CURRENT: RefCell<Option<(Id, Wheel)>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Cached>> = const { RefCell::new(None) };
 }
 
 fn registry() -> MutexGuard<'static, Vec<Entry>> {
@@ -139,11 +153,40 @@ fn lookup(runtime: Id) -> Wheel {
 /// Runs `f` on the current runtime's default wheel; panics outside a
 /// runtime with a message that names `what`.
 ///
-/// The fast path is one [`Handle::try_current`] (the same lookup
-/// `tokio::time::sleep` makes) and a thread-local comparison.
+/// The fastest path, a call from the same task as the thread's last one,
+/// is a read of tokio's current task id and a thread-local comparison: no
+/// runtime handle. Otherwise it is one [`Handle::try_current`] (the same
+/// lookup `tokio::time::sleep` makes) and the same comparison.
 #[track_caller]
 #[inline]
-fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
+fn with_current<R, F: FnOnce(&Wheel) -> R>(what: &str, f: F) -> R {
+    let task = task::try_id();
+    if task.is_some() {
+        // A miss hands `f` back. `try_with` fails only while the thread's
+        // locals are being destroyed: the call then goes the slow way.
+        let mut f = Some(f);
+        let hit = CURRENT.try_with(|cell| {
+            let cached = cell.try_borrow().ok()?;
+            let c = cached.as_ref()?;
+            if c.task == task && !c.wheel.is_shutdown() {
+                let f = f.take().expect("called once");
+                Some(f(&c.wheel))
+            } else {
+                None
+            }
+        });
+        if let Ok(Some(r)) = hit {
+            return r;
+        }
+        return with_runtime(what, task, f.take().expect("not called on a miss"));
+    }
+    with_runtime(what, task, f)
+}
+
+/// [`with_current`] for a call from a task the thread did not serve last,
+/// or from outside any task.
+#[track_caller]
+fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&Wheel) -> R) -> R {
     // The handle goes at once: holding it (a count on an `Arc` that every
     // worker shares) while the timer is made costs a contended cache line.
     let runtime = match Handle::try_current() {
@@ -152,11 +195,12 @@ fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
     };
     let mut f = Some(f);
     let hit = CURRENT.try_with(|cell| {
-        let cached = cell.try_borrow().ok()?;
-        match &*cached {
-            Some((id, wheel)) if *id == runtime && !wheel.is_shutdown() => {
+        let mut cached = cell.try_borrow_mut().ok()?;
+        match &mut *cached {
+            Some(c) if c.runtime == runtime && !c.wheel.is_shutdown() => {
+                c.task = task;
                 let f = f.take().expect("called once");
-                Some(f(wheel))
+                Some(f(&c.wheel))
             }
             _ => None,
         }
@@ -167,19 +211,23 @@ fn with_current<R>(what: &str, f: impl FnOnce(&Wheel) -> R) -> R {
     let wheel = lookup(runtime);
     let f = f.take().expect("called once");
     let r = f(&wheel);
-    remember(runtime, wheel);
+    remember(Cached {
+        runtime,
+        task,
+        wheel,
+    });
     r
 }
 
-/// Caches `wheel` as this thread's wheel for `runtime`.
+/// Caches the wheel of a runtime as this thread's.
 #[cold]
-fn remember(runtime: Id, wheel: Wheel) {
+fn remember(cached: Cached) {
     // A thread whose locals are being destroyed, or a nested call, just
     // does not cache.
     let old = CURRENT.try_with(|cell| {
         cell.try_borrow_mut()
             .ok()
-            .and_then(|mut slot| slot.replace((runtime, wheel)))
+            .and_then(|mut slot| slot.replace(cached))
     });
     drop(old);
 }
