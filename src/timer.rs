@@ -26,29 +26,51 @@ use crate::{Builder, Delay, DelayQueue, Interval, Sleep, Timeout, TimeoutHandle}
 /// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and
 /// the Linux timer wheel:
 ///
-/// - Time is cut into ticks ([`Builder::tick`], 1 ms by default). A deadline
-///   rounds **up** to the first tick boundary at or after it, so a timer
-///   never fires early and at most one tick late (plus scheduling).
+/// - Time is cut into ticks ([`Builder::tick`], 1 ms by default), counted
+///   from one of tokio's own tick boundaries: when a wheel is built it asks
+///   tokio's timer for the last millisecond boundary it processed (a binary
+///   search on whether a tokio `Sleep` completes on its first poll, about
+///   forty polls, once). A deadline rounds **up** to the end of its tick, so
+///   with 1 ms ticks a timer fires at the very millisecond tokio's own timer
+///   would, never early, and the driver's tokio sleep for a tick boundary
+///   is not rounded a second time.
 /// - A ring of `slots` buckets (a power of two, 4096 by default); a timer
 ///   due at tick `t` goes into bucket `t & (slots - 1)`. Each entry keeps its
 ///   absolute tick, so one that is whole turns away stays in its bucket until
 ///   its turn comes.
 /// - Entries live in a slab; each bucket is a doubly linked list of slab
 ///   keys. Insert and cancel are O(1); expiry costs O(1) per expired timer
-///   plus a look at the entries of each bucket the driver visits.
+///   plus a look at the entries of each bucket the driver visits. An entry
+///   is 40 bytes (its tick, two links, the waker and the tick it is due at)
+///   and a `Sleep` 24: 64 bytes per pending sleep.
 /// - The wheel is split into shards, each with its own lock; a thread makes
-///   its timers in its own shard, so threads do not contend.
-/// - The driver sleeps until the earliest tick that can hold a due timer:
-///   an idle wheel never wakes, and timers far away cost no wake-ups until
-///   they come near. When it wakes it catches up on every tick it missed
-///   (with more missed ticks than slots it visits each bucket once), takes
-///   the expired wakers under the lock in batches, and wakes them after
-///   releasing it. It yields to the runtime after every 100,000 wake-ups.
+///   its timers in its own shard, so threads do not contend. Registering
+///   and cancelling cost one uncontended lock each.
+/// - A deadline moved later only records the new tick in the entry (under
+///   the lock, O(1)); the driver files the entry again when it meets it, and
+///   wakes no one at the old deadline. A deadline moved earlier moves the
+///   entry.
+/// - Once a sleep's tick has been processed its entry belongs to the
+///   driver, which removes it while it expires it, under the lock it holds
+///   anyway. Each shard publishes how far it has been processed in an
+///   atomic, so a sleep polled after its tick completes without a lock.
+/// - The driver sleeps, on one tokio `Sleep`, until the earliest tick that
+///   can hold a due timer: an idle wheel never wakes, and timers far away
+///   cost no wake-ups until they come near. That tokio sleep is polled with
+///   a waker of the driver's own, which expires the due timers (up to
+///   4,096) right inside tokio's timer processing, so they are woken in the
+///   same step as tokio's own timers would be: when
+///   `tokio::time::advance` returns, every timer due by then has been
+///   woken. The driver task catches up on every tick it missed (with more
+///   missed ticks than slots it visits each bucket once), takes the expired
+///   wakers under the lock in batches, wakes them after releasing it, and
+///   yields to the runtime after every 100,000 wake-ups.
 /// - Timers register lazily, on their first poll: a timer dropped before it
 ///   is polled, or a [`timeout`](Wheel::timeout) whose future is ready at
 ///   once, never takes a lock.
 /// - All time comes from [`tokio::time::Instant`], so tokio's paused clock
-///   (`start_paused`, `tokio::time::advance`) drives the wheel exactly.
+///   (`start_paused`, `tokio::time::advance`, auto-advance) drives the wheel
+///   exactly as it drives tokio's timer.
 ///
 /// # Examples
 ///
