@@ -182,7 +182,11 @@ impl Sleep {
         match self.state {
             State::Registered => {
                 let clock = &self.shard.core().clock;
-                let (tick, now) = (clock.tick_of(ns), clock.now_tick());
+                let tick = clock.tick_of(ns);
+                // Only a deadline moved earlier can have ended already; one
+                // moved later is left to the driver, as tokio leaves it
+                // (no clock read).
+                let now = if tick >= old { 0 } else { clock.now_tick() };
                 if !self.shard.get().reset(self.key, old, tick, now) {
                     self.state = State::Unchecked;
                 }

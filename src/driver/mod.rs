@@ -325,7 +325,9 @@ impl Shard {
     }
 
     /// Moves the deadline of a sleep's entry `key` from tick `old` to
-    /// `tick`; `now` is the tick the clock has reached. Returns `true` when
+    /// `tick`; `now` is the tick the clock has reached (or 0 when `tick` is
+    /// not earlier than `old`: the entry is then left for the driver to
+    /// meet, even if the clock has passed `tick`). Returns `true` when
     /// the entry still waits, `false` when the sleep no longer has an entry:
     /// its old tick had been processed (the driver has it), the wheel shut
     /// down, or the new tick has ended. In that last case the entry is
