@@ -109,14 +109,28 @@ impl Clock {
             // The clock stops at the horizon (`now_ns` saturates there): a
             // deadline in the last, partial tick before it is due at the
             // last tick the clock reaches.
-            (ns as u64).div_ceil(self.tick_ns).min(self.max_tick)
+            self.ticks_in(ns as u64 + (self.tick_ns - 1))
+                .min(self.max_tick)
         }
     }
+    /// Whole ticks in `ns`. The default 1 ms tick divides by a constant,
+    /// which compiles to a multiplication: this runs two or three times for
+    /// every timer.
+    #[inline]
+    fn ticks_in(&self, ns: u64) -> u64 {
+        const MS: u64 = 1_000_000;
+        if self.tick_ns == MS {
+            ns / MS
+        } else {
+            ns / self.tick_ns
+        }
+    }
+
     /// The last tick that has ended by now.
     pub(crate) fn now_tick(&self) -> u64 {
         match self.now_ns() {
             n if n <= 0 => 0,
-            n => n as u64 / self.tick_ns,
+            n => self.ticks_in(n as u64),
         }
     }
 
