@@ -33,6 +33,8 @@
 //! Cases: `PROPTEST_CASES` (default 10,000). A failing case is saved in
 //! `tests/model.proptest-regressions` and replayed first on every run.
 
+mod common;
+
 use std::task::Poll;
 use std::time::Duration;
 
@@ -954,16 +956,9 @@ async fn run(p: Program) {
     m.finish(p.shutdown_at_end).await;
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: cases(),
+        cases: common::proptest_cases(10_000),
         ..ProptestConfig::default()
     })]
 

@@ -13,6 +13,8 @@
 //! timeouts, intervals, queue inserts, removes, resets and drains, explicit
 //! `advance` and awaiting a sleep under auto-advance.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::future::{pending, Future, Pending};
 use std::pin::Pin;
@@ -518,16 +520,9 @@ fn compare(ops: &[Op]) {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: cases(),
+        cases: common::proptest_cases(2_000),
         ..ProptestConfig::default()
     })]
 
