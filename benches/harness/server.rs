@@ -137,7 +137,7 @@ trait Timers: Clone + Send + Sync + 'static {
     /// (read only when [`Timers::RESET_AT`] or for bookkeeping).
     fn reset(&self, idle: Pin<&mut Self::Idle>, now: Option<StdInstant>, d: Duration);
     /// `f` under a timeout of `d`: whether it completed in time.
-    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send
     where
         F: Future<Output = ()> + Send + 'static;
 }
@@ -153,14 +153,12 @@ impl Timers for NoTimers {
         std::future::pending()
     }
     fn reset(&self, _: Pin<&mut Self::Idle>, _: Option<StdInstant>, _: Duration) {}
-    fn request<F>(&self, _: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    async fn request<F>(&self, _: Duration, f: F) -> bool
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        async move {
-            f.await;
-            true
-        }
+        f.await;
+        true
     }
 }
 
@@ -177,7 +175,7 @@ impl Timers for WheelTimers {
         let now = now.expect("a reset needs the message's time");
         idle.get_mut().reset(Instant::from_std(now + d));
     }
-    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -199,7 +197,7 @@ impl Timers for FreeTimers {
         let now = now.expect("a reset needs the message's time");
         idle.get_mut().reset(Instant::from_std(now + d));
     }
-    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -221,7 +219,7 @@ impl Timers for TokioTimers {
         let now = now.expect("a reset needs the message's time");
         idle.reset(Instant::from_std(now + d));
     }
-    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -248,7 +246,7 @@ where
     fn reset(&self, mut idle: Pin<&mut S>, _: Option<StdInstant>, d: Duration) {
         idle.set((self.0)(d));
     }
-    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send + 'static
+    fn request<F>(&self, d: Duration, f: F) -> impl Future<Output = bool> + Send
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -310,7 +308,13 @@ fn signed_ns(a: StdInstant, b: StdInstant) -> i64 {
     }
 }
 
-async fn connection<T: Timers>(t: T, conn: Arc<Conn>, silent: bool, sh: Arc<Shared>, cfg: ServerConfig) {
+async fn connection<T: Timers>(
+    t: T,
+    conn: Arc<Conn>,
+    silent: bool,
+    sh: Arc<Shared>,
+    cfg: ServerConfig,
+) {
     assert_in_task(SERVER_RT, tokio::runtime::Handle::current().id());
     let start = StdInstant::now();
     let mut deadline = start + cfg.idle;
@@ -364,7 +368,12 @@ async fn connection<T: Timers>(t: T, conn: Arc<Conn>, silent: bool, sh: Arc<Shar
 
 /// Sends `rate` messages per second to the connections in turn, skipping
 /// the ones gone silent, for `run`; returns how many it sent.
-async fn generate(conns: Arc<[Arc<Conn>]>, silent_at: Arc<[Option<Duration>]>, rate: u64, run: Duration) -> u64 {
+async fn generate(
+    conns: Arc<[Arc<Conn>]>,
+    silent_at: Arc<[Option<Duration>]>,
+    rate: u64,
+    run: Duration,
+) -> u64 {
     assert_in_task(SERVER_RT, tokio::runtime::Handle::current().id());
     let start = StdInstant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(1));
@@ -430,7 +439,13 @@ fn run<T: Timers>(rt: &Runtime, imp: Imp, t: T, cfg: &ServerConfig) -> ServerRes
         let (conns, sh, silent_at) = (conns.clone(), sh.clone(), silent_at.clone());
         rt.spawn(async move {
             for (i, conn) in conns.iter().enumerate() {
-                let c = connection(t.clone(), conn.clone(), silent_at[i].is_some(), sh.clone(), cfg);
+                let c = connection(
+                    t.clone(),
+                    conn.clone(),
+                    silent_at[i].is_some(),
+                    sh.clone(),
+                    cfg,
+                );
                 tokio::spawn(c);
             }
         })
@@ -464,7 +479,11 @@ fn run<T: Timers>(rt: &Runtime, imp: Imp, t: T, cfg: &ServerConfig) -> ServerRes
         span,
         messages,
         early: lateness_ms.iter().filter(|&&l| l < 0.0).count(),
-        unreaped: if imp == Imp::NoTimer { 0 } else { silent - reaped },
+        unreaped: if imp == Imp::NoTimer {
+            0
+        } else {
+            silent - reaped
+        },
         active_reaped: reaps.len() - reaped,
         request_timeouts: sh.request_timeouts.load(Ordering::Relaxed),
         lateness_ms,

@@ -463,7 +463,9 @@ fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
         Imp::FuturesTimer => Box::pin(futures_timer::Delay::new(left())),
-        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree | Imp::NoTimer => {
+            unsupported(imp)
+        }
     }
 }
 
