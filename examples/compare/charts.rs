@@ -103,8 +103,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
         bars(
             &path,
             &format!(
-                "Server: timer CPU per message, {} msg/s on 2 workers (run − no-timer run)",
-                cfg.server_rate
+                "Server, {} msg/s on 2 workers: timer CPU per message (run − no-timer run)",
+                count(cfg.server_rate as usize)
             ),
             &panels,
         )?;
@@ -123,7 +123,7 @@ fn lines(path: &Path, title: &str, panels: &[(&str, Vec<Curve>)]) -> Res<()> {
     let all = || panels.iter().flat_map(|p| &p.1).flat_map(|c| &c.1);
     let x_lo = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_hi = all().map(|p| p.0).fold(0.0, f64::max);
-    let y_hi = all().map(|p| p.1).fold(0.0, f64::max) * 1.15;
+    let y_hi = all().map(|p| p.1).fold(0.0, f64::max) * 1.45;
     for (area, (sub, curves)) in root.split_evenly((1, panels.len())).iter().zip(panels) {
         let mut chart = ChartBuilder::on(area)
             .caption(*sub, ("sans-serif", 16))
@@ -167,7 +167,7 @@ fn round_count(x: f64) -> usize {
 /// One panel per entry of `panels`: a bar per implementation, with its
 /// value written above it.
 fn bars(path: &Path, title: &str, panels: &[(String, Vec<(Imp, f64)>)]) -> Res<()> {
-    let width = 120 + 480 * panels.len() as u32;
+    let width = 200 + 480 * panels.len() as u32;
     let root = SVGBackend::new(path, (width, 460)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 18))?;
@@ -181,7 +181,8 @@ fn bars(path: &Path, title: &str, panels: &[(String, Vec<(Imp, f64)>)]) -> Res<(
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(56)
-            .build_cartesian_2d((0..n).into_segmented(), lo..hi)?;
+            // An integer range holds both ends: 0..n - 1 is n segments.
+            .build_cartesian_2d((0..n - 1).into_segmented(), lo..hi)?;
         chart
             .configure_mesh()
             .disable_x_mesh()

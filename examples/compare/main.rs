@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Options: `--quick`, `--only SECTION,...`, `--imps ID,...`,
-//! `--register-ops N`, `--server-secs N`, `--server-conns N,...`,
+//! `--register-ops N` (also the in-task rows' ops per task), `--server-secs N`, `--server-conns N,...`,
 //! `--server-rate N` (messages/s), `--server-rounds N`, `--charts DIR`
 //! (default `target/charts`), `--no-charts`.
 //!
@@ -87,7 +87,7 @@ impl Config {
                 queue_n: 100_000,
                 late_n: 10_000,
                 idle_window: Duration::from_millis(500),
-                task_ops: 50_000,
+                task_ops: 100_000,
                 cross_n: 50_000,
                 server_conns: vec![20_000],
                 server_rate: 200_000,
@@ -409,6 +409,7 @@ fn main() {
     };
     if let Some(n) = list("--register-ops") {
         cfg.register_ops = number("--register-ops", &n[0]);
+        cfg.task_ops = cfg.register_ops;
     }
     if let Some(n) = list("--server-secs") {
         cfg.server_run = Duration::from_secs(number("--server-secs", &n[0]));
