@@ -90,14 +90,22 @@ impl TaskEnv {
             Wheel::new()
         };
         let hq = Arc::new(Mutex::new(wheel1.delay_queue()));
-        TaskEnv {
+        let env = TaskEnv {
             rt1,
             rt2,
             wheel1,
             wheel2,
             dq: Arc::new(Mutex::new(dq)),
             hq,
+        };
+        // Each runtime's default wheel (the free functions') is made on its
+        // first use: make it now, not in the first measured round.
+        for workers in [1, 2] {
+            run_in_task(env.rt(workers), |cx| {
+                drop(polled(hashwheel::sleep(FAR), cx));
+            });
         }
+        env
     }
 
     /// The runtime with `workers` workers (1 or 2).
