@@ -178,7 +178,7 @@ pub fn server(cfg: &Config, _: &Envs, t: &mut Table) {
                 r.cpu_per_message_ns(),
             );
             t.add(
-                &row("messages handled per second"),
+                &row("messages sent per second"),
                 "msg/s",
                 imp,
                 r.messages_per_sec(),
