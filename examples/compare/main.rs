@@ -9,8 +9,8 @@
 //! `rt.enter()`, which takes other paths; they are kept, as secondary.
 //!
 //! ```text
-//! cargo run --release --example compare             # full run (~25 min)
-//! cargo run --release --example compare -- --quick  # smaller (~4 min)
+//! cargo run --release --example compare             # full run (~20 min, 14 of them the server rows)
+//! cargo run --release --example compare -- --quick  # smaller (~70 s)
 //! cargo run --release --example compare -- --only task_register,server  # some sections
 //! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
 //! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
