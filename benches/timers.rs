@@ -1,13 +1,22 @@
 //! Criterion benchmarks: one group per workload, each with hashwheel and
 //! every peer that can run it. The workloads live in `harness/`, shared
-//! with `examples/compare.rs`.
+//! with `examples/compare/`.
+//!
+//! The `task_*` groups run where a server's timers live: inside tasks on a
+//! multi-thread runtime's workers (1 worker, or 2 with a task on each),
+//! polled with the task's context; each asserts that it runs there. The
+//! `plain_thread_*` groups register timers from a thread outside the
+//! runtime inside `rt.enter()`, which takes other paths in tokio (and in
+//! hashwheel): secondary, kept for comparison with earlier runs. The server
+//! simulation (`compare --only server`) is not a criterion group: one
+//! sample is a minute-long run against a no-timer baseline.
 //!
 //! What each group's "time" is:
 //! - `*_cpu` groups: CPU time of the whole process per operation (every
 //!   thread: callers, tokio workers, drivers, the implementation's own
 //!   timer thread), not wall time.
-//! - `register_cancel_2threads_wall`: wall time per operation with two
-//!   threads working at once (throughput).
+//! - `*_wall` groups with two threads or workers: wall time per operation
+//!   with both working at once (combined throughput).
 //! - `expiry_burst`: from the deadline to the last task's wake-up.
 //! - `expiry_pass`: wall time of the timer's own expiry pass.
 //! - `lateness_p99`: the 99th percentile lateness of 10k random sleeps.
@@ -24,7 +33,10 @@ mod harness;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use std::sync::Arc;
+
 use harness::cpu::Span;
+use harness::tasks::{self, TaskEnv};
 use harness::workloads::{self as w, Env};
 use harness::{Imp, Rng};
 
@@ -66,27 +78,103 @@ fn repeat(iters: u64, mut run: impl FnMut() -> Duration) -> Duration {
 }
 
 fn throughput(c: &mut Criterion, env: &Env) {
-    per_op(c, "register_cancel_1thread_cpu", &Imp::FREE, |imp, n| {
-        cpu(w::register_cancel(env, imp, 1, n))
-    });
     per_op(
         c,
-        "register_cancel_2threads_wall",
+        "plain_thread_register_cancel_1thread_cpu",
+        &Imp::FREE,
+        |imp, n| cpu(w::register_cancel(env, imp, 1, n)),
+    );
+    per_op(
+        c,
+        "plain_thread_register_cancel_2threads_wall",
         &Imp::FUTURES,
         |imp, n| wall(w::register_cancel(env, imp, 2, n.max(2))),
     );
-    per_op(c, "timeout_pending_once_cpu", &Imp::FREE, |imp, n| {
-        cpu(w::timeout(env, imp, true, n))
-    });
-    per_op(c, "timeout_ready_cpu", &Imp::FREE, |imp, n| {
+    per_op(
+        c,
+        "plain_thread_timeout_pending_once_cpu",
+        &Imp::FREE,
+        |imp, n| cpu(w::timeout(env, imp, true, n)),
+    );
+    per_op(c, "plain_thread_timeout_ready_cpu", &Imp::FREE, |imp, n| {
         cpu(w::timeout(env, imp, false, n))
     });
-    per_op(c, "reset_later_cpu", &Imp::MAIN, |imp, n| {
+    per_op(c, "plain_thread_reset_later_cpu", &Imp::MAIN, |imp, n| {
         cpu(w::reset(env, imp, false, n))
     });
-    per_op(c, "reset_later_and_poll_cpu", &Imp::MAIN, |imp, n| {
-        cpu(w::reset(env, imp, true, n))
+    per_op(
+        c,
+        "plain_thread_reset_later_and_poll_cpu",
+        &Imp::MAIN,
+        |imp, n| cpu(w::reset(env, imp, true, n)),
+    );
+}
+
+/// The in-task groups: register + cancel, timeout, insert + cancel (both
+/// orders) and cross-worker cancel.
+fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
+    per_op(
+        c,
+        "task_register_cancel_1worker_cpu",
+        &Imp::TASK,
+        |imp, n| cpu(tasks::register_cancel(env.rt(1), imp, n)),
+    );
+    // Each of the two tasks does half of the operations: time per
+    // operation of the pair.
+    per_op(
+        c,
+        "task_register_cancel_2workers_cpu",
+        &Imp::TASK,
+        |imp, n| cpu(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+    );
+    per_op(
+        c,
+        "task_register_cancel_2workers_wall",
+        &Imp::TASK,
+        |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+    );
+    per_op(c, "task_timeout_pending_once_cpu", &Imp::TASK, |imp, n| {
+        cpu(tasks::timeout(env.rt(1), imp, true, n))
     });
+    per_op(c, "task_timeout_ready_cpu", &Imp::TASK, |imp, n| {
+        cpu(tasks::timeout(env.rt(1), imp, false, n))
+    });
+    for n in [10_000, 100_000, 1_000_000, 4_000_000] {
+        let mut rng = Rng::new(n as u64);
+        let deadlines: Arc<[Duration]> = rng
+            .durations(n, Duration::from_secs(10), Duration::from_secs(60))
+            .into();
+        let random: Arc<[usize]> = rng.permutation(n).into();
+        let in_order: Arc<[usize]> = (0..n).collect();
+        let mut g = slow(c, &format!("task_insert_cancel_{n}_cpu"));
+        g.throughput(Throughput::Elements(n as u64));
+        for imp in Imp::TASK_HOLDERS {
+            let run = |order: &Arc<[usize]>| {
+                tasks::insert_cancel(env, imp, deadlines.clone(), order.clone())
+            };
+            g.bench_function(BenchmarkId::new("insert", imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(run(&random).insert)))
+            });
+            g.bench_function(BenchmarkId::new("cancel_insertion_order", imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(run(&in_order).cancel)))
+            });
+            g.bench_function(BenchmarkId::new("cancel_random_order", imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(run(&random).cancel)))
+            });
+        }
+        g.finish();
+    }
+    let n = 100_000;
+    let mut g = slow(c, &format!("task_cancel_{n}_2workers_cpu"));
+    g.throughput(Throughput::Elements(n as u64));
+    for imp in Imp::CROSS {
+        for (cross, what) in [(false, "same_worker"), (true, "other_worker")] {
+            g.bench_function(BenchmarkId::new(what, imp.id()), |b| {
+                b.iter_custom(|iters| repeat(iters, || cpu(tasks::cancel_from(env, imp, n, cross))))
+            });
+        }
+    }
+    g.finish();
 }
 
 fn pending_timers(c: &mut Criterion, env: &Env) {
@@ -94,7 +182,7 @@ fn pending_timers(c: &mut Criterion, env: &Env) {
         let mut rng = Rng::new(n as u64);
         let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
         let order = rng.permutation(n);
-        let mut g = slow(c, &format!("insert_cancel_{n}_cpu"));
+        let mut g = slow(c, &format!("plain_thread_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
         for imp in Imp::HOLDERS {
             let run = || w::insert_cancel(env, imp, &deadlines, &order);
@@ -204,11 +292,18 @@ fn real_clock(c: &mut Criterion) {
 /// Bytes per pending timer, each measured in a fresh child process.
 fn memory() {
     let n = 1_000_000;
-    println!("memory: bytes per pending timer, {n} timers 10–60 s away (RSS delta) and size_of");
+    println!(
+        "memory: bytes per pending timer, {n} timers 10–60 s away, held in a task (RSS delta)"
+    );
+    for imp in Imp::TASK_MEMORY {
+        let rss = tasks::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
+        println!("task_memory/{:<14} RSS {rss:>6} B", imp.id());
+    }
+    println!("memory: bytes per pending timer, {n} timers 10–60 s away, plain thread (RSS delta) and size_of");
     for imp in Imp::MAIN {
         let rss = w::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
         println!(
-            "memory/{:<14} RSS {rss:>6} B   size_of {:>3} B",
+            "plain_thread_memory/{:<14} RSS {rss:>6} B   size_of {:>3} B",
             imp.id(),
             w::size_of_timer(imp)
         );
@@ -231,8 +326,10 @@ fn main() {
     if selected("memory") {
         memory();
     }
+    let task_env = TaskEnv::new();
     let env = Env::new();
     let mut c = Criterion::default().configure_from_args();
+    in_tasks(&mut c, &task_env);
     throughput(&mut c, &env);
     pending_timers(&mut c, &env);
     burst(&mut c);

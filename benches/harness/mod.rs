@@ -12,6 +12,8 @@
 
 pub mod cpu;
 pub mod queue;
+pub mod server;
+pub mod tasks;
 pub mod workloads;
 
 use std::future::Future;
@@ -37,10 +39,13 @@ pub enum Imp {
     Pingora,
     /// `futures_timer::Delay`.
     FuturesTimer,
+    /// No timer at all: the server row's baseline, which does the same
+    /// message work without any timer.
+    NoTimer,
 }
 
 impl Imp {
-    pub const ALL: [Imp; 7] = [
+    pub const ALL: [Imp; 8] = [
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::HashwheelQueue,
@@ -48,6 +53,7 @@ impl Imp {
         Imp::TokioUtil,
         Imp::Pingora,
         Imp::FuturesTimer,
+        Imp::NoTimer,
     ];
     /// Every implementation but the free functions, which only the register
     /// + cancel and timeout rows run.
@@ -70,6 +76,37 @@ impl Imp {
         Imp::Pingora,
         Imp::FuturesTimer,
     ];
+    /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
+    /// functions, tokio and pingora.
+    pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
+    /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
+    /// can cancel, and the two `DelayQueue`s.
+    pub const TASK_HOLDERS: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+    ];
+    /// Timer futures that can be cancelled from another worker.
+    pub const CROSS: [Imp; 3] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio];
+    /// Memory per pending timer held in a task.
+    pub const TASK_MEMORY: [Imp; 6] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+        Imp::Pingora,
+    ];
+    /// The server simulation: its no-timer baseline and every timer future.
+    pub const SERVER: [Imp; 5] = [
+        Imp::NoTimer,
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Tokio,
+        Imp::Pingora,
+    ];
     /// The two `DelayQueue`s.
     pub const QUEUES: [Imp; 2] = [Imp::HashwheelQueue, Imp::TokioUtil];
     /// The implementations that can hold many pending timers and cancel
@@ -91,6 +128,7 @@ impl Imp {
             Imp::TokioUtil => "tokio-util DelayQueue",
             Imp::Pingora => "pingora-timeout",
             Imp::FuturesTimer => "futures-timer",
+            Imp::NoTimer => "no timer (baseline)",
         }
     }
 
@@ -104,6 +142,7 @@ impl Imp {
             Imp::TokioUtil => "tokio_util",
             Imp::Pingora => "pingora",
             Imp::FuturesTimer => "futures_timer",
+            Imp::NoTimer => "none",
         }
     }
 

@@ -101,7 +101,7 @@ fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
                 assert!(poll_noop(pin!(futures_timer::Delay::new(FAR))).is_pending());
             }
         }
-        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer => unsupported(imp),
     }
 }
 
@@ -130,7 +130,7 @@ pub fn register_cancel(env: &Env, imp: Imp, threads: usize, ops: u64) -> Span {
     m.stop()
 }
 
-fn unsupported(imp: Imp) -> ! {
+pub(super) fn unsupported(imp: Imp) -> ! {
     panic!("{} cannot run this workload", imp.name())
 }
 
@@ -179,7 +179,7 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
                 finish(pin!(race), pending_first);
             }
         }
-        Imp::TokioUtil | Imp::HashwheelQueue => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer => unsupported(imp),
     }
     m.stop()
 }
@@ -195,7 +195,7 @@ pub struct InsertCancel {
 
 /// Makes one pending timer per deadline in `state` (`make`), keeping them
 /// all, then cancels them in the order `order` gives (`cancel`).
-fn insert_then_cancel<S, T>(
+pub(super) fn insert_then_cancel<S, T>(
     imp: Imp,
     state: &mut S,
     deadlines: &[Duration],
@@ -250,7 +250,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         }
         Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&env.dq), deadlines, order),
         Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&env.hq), deadlines, order),
-        Imp::Pingora | Imp::HashwheelFree => unsupported(imp),
+        Imp::Pingora | Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
     }
 }
 
@@ -267,7 +267,7 @@ fn queue_insert_cancel<Q: Queue>(
     insert_then_cancel(imp, q, deadlines, order, make, cancel)
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().expect("queue lock")
 }
 
@@ -293,7 +293,7 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     }
     match imp {
         Imp::Hashwheel => measure(&deadlines, |d| polled(env.wheel.sleep(d))),
-        Imp::HashwheelFree => unsupported(imp),
+        Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
         Imp::Tokio => measure(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
         Imp::FuturesTimer => measure(&deadlines, |d| polled(futures_timer::Delay::new(d))),
         Imp::Pingora => measure(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
@@ -311,9 +311,15 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
 /// Bytes per pending timer for `n` timers, measured in a child process
 /// (this same binary, re-run with [`CHILD`] set).
 pub fn bytes_per_timer(imp: Imp, n: usize) -> Option<f64> {
+    child_job(&format!("memory {} {n}", imp.id()))
+}
+
+/// Runs `job` in a child process (this same binary, re-run with [`CHILD`]
+/// set) and parses the number it prints last.
+pub(super) fn child_job(job: &str) -> Option<f64> {
     let exe = std::env::current_exe().ok()?;
     let out = std::process::Command::new(exe)
-        .env(CHILD, format!("memory {} {n}", imp.id()))
+        .env(CHILD, job)
         .stderr(std::process::Stdio::inherit())
         .output()
         .ok()?;
@@ -338,6 +344,11 @@ pub fn child_main() {
             let imp = Imp::from_id(imp).expect("implementation id");
             println!("{}", rss_per_timer(imp, n.parse().expect("count")));
         }
+        ["task_memory", imp, n] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            let n = n.parse().expect("count");
+            println!("{}", super::tasks::rss_per_timer_in_task(imp, n));
+        }
         _ => panic!("{CHILD}: unknown job {job:?}"),
     }
     std::process::exit(0);
@@ -352,6 +363,7 @@ pub fn size_of_timer(imp: Imp) -> usize {
         Imp::HashwheelQueue => size_of::<hashwheel::delay_queue::Key>(),
         Imp::Pingora => size_of_val(&fast_sleep(FAR)),
         Imp::FuturesTimer => size_of::<futures_timer::Delay>(),
+        Imp::NoTimer => 0,
     }
 }
 
@@ -366,7 +378,7 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_micros(i);
     match imp {
-        Imp::HashwheelFree => unsupported(imp),
+        Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
             let m = Meter::start(imp);
@@ -451,7 +463,9 @@ fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
         Imp::FuturesTimer => Box::pin(futures_timer::Delay::new(left())),
-        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree | Imp::NoTimer => {
+            unsupported(imp)
+        }
     }
 }
 
@@ -469,7 +483,7 @@ async fn counted(mut f: BoxSleep, registered: &AtomicUsize) {
 }
 
 /// Waits, polling every millisecond, until `done()` or `limit` passes.
-fn wait_until(limit: StdInstant, done: impl Fn() -> bool) -> bool {
+pub(super) fn wait_until(limit: StdInstant, done: impl Fn() -> bool) -> bool {
     while !done() {
         if StdInstant::now() >= limit {
             return false;

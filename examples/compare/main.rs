@@ -1,26 +1,43 @@
 //! Every benchmark workload, for hashwheel and every peer that can run it,
 //! in one process, alternating implementations round by round; prints one
-//! markdown table: median and min per implementation and each peer's ratio
-//! to hashwheel.
+//! markdown table (median and min per implementation and each peer's ratio
+//! to hashwheel) and writes SVG charts.
+//!
+//! The rows that matter run where a server's timers live: inside tasks on a
+//! multi-thread runtime (`task, …` and `server, …` rows). The `plain
+//! thread†` rows register timers from a thread outside the runtime, inside
+//! `rt.enter()`, which takes other paths; they are kept, as secondary.
 //!
 //! ```text
-//! cargo run --release --example compare             # full run, a few minutes
-//! cargo run --release --example compare -- --quick  # smaller, under a minute
-//! cargo run --release --example compare -- --only register,reset  # some sections
+//! cargo run --release --example compare             # full run (~20 min, 14 of them the server rows)
+//! cargo run --release --example compare -- --quick  # smaller (~70 s)
+//! cargo run --release --example compare -- --only task_register,server  # some sections
 //! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
 //! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
+//! cargo run --release --example compare -- --only server --server-secs 20 --server-conns 200000
+//! cargo run --release --example compare -- --charts docs/charts    # where the SVGs go
 //! ```
+//!
+//! Options: `--quick`, `--only SECTION,...`, `--imps ID,...`,
+//! `--register-ops N` (also the in-task rows' ops per task), `--server-secs N`, `--server-conns N,...`,
+//! `--server-rate N` (messages/s), `--server-rounds N`, `--charts DIR`
+//! (default `target/charts`), `--no-charts`.
 //!
 //! See BENCHMARKS.md for what each row stands for.
 
-#[path = "../benches/harness/mod.rs"]
+#[path = "../../benches/harness/mod.rs"]
 mod harness;
 
-use std::collections::HashMap;
+mod charts;
+mod in_task;
+mod table;
+
 use std::time::{Duration, Instant};
 
+use harness::tasks::TaskEnv;
 use harness::workloads::{self as w, Env};
-use harness::{median, Imp, Rng};
+use harness::{Imp, Rng};
+use table::{count, rounds, Table};
 
 /// How much of each workload to run.
 struct Config {
@@ -38,6 +55,19 @@ struct Config {
     queue_n: usize,
     late_n: usize,
     idle_window: Duration,
+    /// Timers each task registers and cancels (the in-task rows).
+    task_ops: u64,
+    /// Timers registered, then cancelled on the same or the other worker.
+    cross_n: usize,
+    /// Connections of each server run.
+    server_conns: Vec<usize>,
+    /// Messages per second of the server runs, over all connections.
+    server_rate: u64,
+    /// How long each server run sends messages.
+    server_run: Duration,
+    /// The smallest idle timeout of the server runs.
+    server_min_idle: Duration,
+    server_rounds: usize,
 }
 
 impl Config {
@@ -57,6 +87,13 @@ impl Config {
                 queue_n: 100_000,
                 late_n: 10_000,
                 idle_window: Duration::from_millis(500),
+                task_ops: 100_000,
+                cross_n: 50_000,
+                server_conns: vec![20_000],
+                server_rate: 200_000,
+                server_run: Duration::from_secs(8),
+                server_min_idle: Duration::from_secs(3),
+                server_rounds: 1,
             }
         } else {
             Config {
@@ -73,120 +110,15 @@ impl Config {
                 queue_n: 1_000_000,
                 late_n: 10_000,
                 idle_window: Duration::from_secs(2),
+                task_ops: 200_000,
+                cross_n: 100_000,
+                server_conns: vec![200_000, 1_000_000],
+                server_rate: 200_000,
+                server_run: Duration::from_secs(40),
+                server_min_idle: Duration::from_secs(10),
+                server_rounds: 2,
             }
         }
-    }
-}
-
-// ===== the table =====
-
-struct Row {
-    name: String,
-    unit: &'static str,
-    values: HashMap<Imp, Vec<f64>>,
-}
-
-#[derive(Default)]
-struct Table {
-    rows: Vec<Row>,
-}
-
-impl Table {
-    fn add(&mut self, name: &str, unit: &'static str, imp: Imp, v: f64) {
-        let i = match self.rows.iter().position(|r| r.name == name) {
-            Some(i) => i,
-            None => {
-                self.rows.push(Row {
-                    name: name.to_string(),
-                    unit,
-                    values: HashMap::new(),
-                });
-                self.rows.len() - 1
-            }
-        };
-        self.rows[i].values.entry(imp).or_default().push(v);
-    }
-
-    fn print(&mut self) {
-        print!("| workload | unit |");
-        for imp in Imp::ALL {
-            print!(" {} |", imp.name());
-        }
-        println!();
-        println!("|---|---|{}", "---|".repeat(Imp::ALL.len()));
-        for row in &mut self.rows {
-            let mut medians = HashMap::new();
-            for (imp, v) in row.values.iter_mut() {
-                medians.insert(*imp, median(v));
-            }
-            print!("| {} | {} |", row.name, row.unit);
-            for imp in Imp::ALL {
-                let Some(v) = row.values.get(&imp) else {
-                    print!(" – |");
-                    continue;
-                };
-                let med = medians[&imp];
-                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                print!(" {} ({})", fmt(med), fmt(min));
-                let base = ratio_base(imp, &medians);
-                if let Some(b) = base.and_then(|b| medians.get(&b)) {
-                    if *b > 0.0 {
-                        print!(" ×{:.2}", med / b);
-                    }
-                }
-                print!(" |");
-            }
-            println!();
-        }
-    }
-}
-
-/// What `imp`'s ratio compares it with: tokio-util's `DelayQueue` with
-/// hashwheel's where the row has it, every other peer with hashwheel's
-/// futures (or its `DelayQueue` on the queue-only rows).
-fn ratio_base(imp: Imp, medians: &HashMap<Imp, f64>) -> Option<Imp> {
-    let has = |i| medians.contains_key(&i);
-    match imp {
-        Imp::Hashwheel => None,
-        Imp::HashwheelQueue => None,
-        Imp::TokioUtil if has(Imp::HashwheelQueue) => Some(Imp::HashwheelQueue),
-        _ if has(Imp::Hashwheel) => Some(Imp::Hashwheel),
-        _ => Some(Imp::HashwheelQueue),
-    }
-}
-
-fn fmt(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-/// Runs `f` for every implementation in `imps`, `rounds` times, each round
-/// starting with the next implementation.
-/// Implementations that `--imps` leaves out (for profiling one of them).
-static SKIP: std::sync::OnceLock<Vec<Imp>> = std::sync::OnceLock::new();
-
-fn rounds(n: usize, imps: &[Imp], mut f: impl FnMut(Imp)) {
-    let skip = SKIP.get().map_or(&[][..], |s| s.as_slice());
-    let imps: Vec<Imp> = imps.iter().copied().filter(|i| !skip.contains(i)).collect();
-    for r in 0..n {
-        for k in 0..imps.len() {
-            f(imps[(k + r) % imps.len()]);
-        }
-    }
-}
-
-fn count(n: usize) -> String {
-    match n {
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
-        n => n.to_string(),
     }
 }
 
@@ -229,15 +161,32 @@ fn machine() -> Vec<(&'static str, String)> {
     ]
 }
 
-// ===== main =====
-
-// ===== the workloads =====
+// ===== the plain-thread workloads (secondary) =====
 
 const NS: &str = "ns/op";
 
-fn register_cancel(cfg: &Config, env: &Env, t: &mut Table) {
+/// What the sections share: the plain-thread rows' runtime and wheel, and
+/// the in-task rows' runtimes (1 and 2 workers) and wheels.
+struct Envs {
+    plain: Env,
+    task: TaskEnv,
+}
+
+/// The mark of a secondary row: timers registered from a plain thread
+/// inside `rt.enter()`, not from a task (see [`PLAIN_NOTE`]).
+const PLAIN: &str = "plain thread†";
+
+const PLAIN_NOTE: &str = "† plain thread: timers registered from a thread that is not one of the \
+runtime's workers, inside `rt.enter()`. That takes other paths than a server's timers: \
+tokio's timer picks its shard at random for each timer registered off a worker (on a worker, \
+the worker's own shard) and applies no cooperative budget, and hashwheel's shard is \
+per thread too. Secondary rows, kept for comparison with earlier runs; the `task, …` and \
+`server, …` rows measure timers inside tasks on the runtime's workers.";
+
+fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
+    let env = &e.plain;
     for threads in [1, 2] {
-        let name = |m| format!("register + cancel a 30 s sleep, {threads} thread(s), {m}");
+        let name = |m| format!("{PLAIN}: register + cancel a 30 s sleep, {threads} thread(s), {m}");
         let ops = cfg.register_ops;
         rounds(cfg.rounds, &Imp::FREE, |imp| {
             let (cpu, wall) = w::register_cancel(env, imp, threads, ops).per_op(ops);
@@ -247,9 +196,10 @@ fn register_cancel(cfg: &Config, env: &Env, t: &mut Table) {
     }
 }
 
-fn timeout(cfg: &Config, env: &Env, t: &mut Table) {
+fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
+    let env = &e.plain;
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
-        let name = format!("timeout(30 s, f), f {what}, CPU");
+        let name = format!("{PLAIN}: timeout(30 s, f), f {what}, CPU");
         let ops = cfg.register_ops;
         rounds(cfg.rounds, &Imp::FREE, |imp| {
             let cpu = w::timeout(env, imp, pending, ops).per_op(ops).0;
@@ -258,7 +208,8 @@ fn timeout(cfg: &Config, env: &Env, t: &mut Table) {
     }
 }
 
-fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
+fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
+    let env = &e.plain;
     for &n in &cfg.sizes {
         let mut rng = Rng::new(n as u64);
         let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
@@ -268,8 +219,8 @@ fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
         } else {
             cfg.rounds
         };
-        let insert = format!("insert {} pending timers (10–60 s), CPU", count(n));
-        let cancel = format!("cancel those {} (random order), CPU", count(n));
+        let insert = format!("{PLAIN}: insert {} pending timers (10–60 s), CPU", count(n));
+        let cancel = format!("{PLAIN}: cancel those {} (random order), CPU", count(n));
         rounds(r, &Imp::HOLDERS, |imp| {
             let ic = w::insert_cancel(env, imp, &deadlines, &order);
             t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
@@ -278,8 +229,11 @@ fn insert_cancel(cfg: &Config, env: &Env, t: &mut Table) {
     }
 }
 
-fn memory(cfg: &Config, _: &Env, t: &mut Table) {
-    let name = format!("memory per pending timer, RSS of {}", count(cfg.memory_n));
+fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
+    let name = format!(
+        "{PLAIN}: memory per pending timer, RSS of {}",
+        count(cfg.memory_n)
+    );
     for imp in Imp::MAIN {
         if let Some(b) = w::bytes_per_timer(imp, cfg.memory_n) {
             t.add(&name, "B", imp, b);
@@ -293,9 +247,10 @@ fn memory(cfg: &Config, _: &Env, t: &mut Table) {
     }
 }
 
-fn reset(cfg: &Config, env: &Env, t: &mut Table) {
+fn reset(cfg: &Config, e: &Envs, t: &mut Table) {
+    let env = &e.plain;
     for (poll, what) in [(false, ""), (true, " and poll")] {
-        let name = format!("reset a pending timer to a later deadline{what}, CPU");
+        let name = format!("{PLAIN}: reset a pending timer to a later deadline{what}, CPU");
         let ops = cfg.reset_ops;
         rounds(cfg.rounds, &Imp::MAIN, |imp| {
             t.add(&name, NS, imp, w::reset(env, imp, poll, ops).per_op(ops).0);
@@ -303,7 +258,7 @@ fn reset(cfg: &Config, env: &Env, t: &mut Table) {
     }
 }
 
-fn burst(cfg: &Config, _: &Env, t: &mut Table) {
+fn burst(cfg: &Config, _: &Envs, t: &mut Table) {
     for &n in &cfg.bursts {
         let name = format!(
             "{} tasks on one deadline: deadline → last wake-up",
@@ -328,7 +283,7 @@ fn burst(cfg: &Config, _: &Env, t: &mut Table) {
     }
 }
 
-fn lateness(cfg: &Config, _: &Env, t: &mut Table) {
+fn lateness(cfg: &Config, _: &Envs, t: &mut Table) {
     let head = format!("{} random sleeps 1–500 ms (real clock)", count(cfg.late_n));
     rounds(cfg.slow_rounds, &Imp::MAIN, |imp| {
         let l = w::lateness(imp, cfg.late_n);
@@ -344,7 +299,7 @@ fn lateness(cfg: &Config, _: &Env, t: &mut Table) {
     });
 }
 
-fn idle(cfg: &Config, _: &Env, t: &mut Table) {
+fn idle(cfg: &Config, _: &Envs, t: &mut Table) {
     let window = cfg.idle_window;
     for (timers, what) in [(0, "nothing pending"), (100_000, "100k timers 60 s away")] {
         let imps: &[Imp] = if timers == 0 {
@@ -360,7 +315,7 @@ fn idle(cfg: &Config, _: &Env, t: &mut Table) {
     }
 }
 
-fn expiry_pass(cfg: &Config, _: &Env, t: &mut Table) {
+fn expiry_pass(cfg: &Config, _: &Envs, t: &mut Table) {
     let n = cfg.pass_n;
     let name = format!(
         "expiry pass: {} due timers, counting wakers, paused clock",
@@ -376,7 +331,7 @@ fn expiry_pass(cfg: &Config, _: &Env, t: &mut Table) {
     });
 }
 
-fn delay_queue(cfg: &Config, _: &Env, t: &mut Table) {
+fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
     let n = cfg.queue_n;
     let mut rng = Rng::new(3);
     let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
@@ -396,13 +351,19 @@ fn delay_queue(cfg: &Config, _: &Env, t: &mut Table) {
     });
 }
 
-type Section = fn(&Config, &Env, &mut Table);
+type Section = fn(&Config, &Envs, &mut Table);
 
-/// Every section, in order. The ones on tokio's paused clock come last: once
-/// a clock has been paused, every `tokio::time::Instant::now()` in the
-/// process (with tokio's `test-util`, which the dev-dependencies enable)
-/// takes a slower path.
-const SECTIONS: [(&str, Section); 10] = [
+/// Every section, in order: the in-task ones first, then the plain-thread
+/// ones. The ones on tokio's paused clock come last: once a clock has been
+/// paused, every `tokio::time::Instant::now()` in the process (with tokio's
+/// `test-util`, which the dev-dependencies enable) takes a slower path.
+const SECTIONS: [(&str, Section); 16] = [
+    ("task_register", in_task::register_cancel),
+    ("task_timeout", in_task::timeout),
+    ("task_insert", in_task::insert_cancel),
+    ("cross", in_task::cross_worker_cancel),
+    ("task_memory", in_task::memory),
+    ("server", in_task::server),
     ("register", register_cancel),
     ("timeout", timeout),
     ("insert", insert_cancel),
@@ -430,21 +391,58 @@ fn main() {
         let skip = Imp::ALL
             .into_iter()
             .filter(|i| !keep.iter().any(|k| k == i.id()));
-        SKIP.set(skip.collect()).expect("set once");
+        table::SKIP.set(skip.collect()).expect("set once");
+    }
+    if let Some(o) = &only {
+        for x in o {
+            assert!(
+                SECTIONS.iter().any(|(name, _)| name == x),
+                "--only {x}: no such section; sections: {}",
+                SECTIONS.map(|s| s.0).join(", ")
+            );
+        }
     }
     let mut cfg = Config::new(quick);
+    let number = |flag: &str, v: &str| -> u64 {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{flag} takes a number, not {v:?}"))
+    };
     if let Some(n) = list("--register-ops") {
-        cfg.register_ops = n[0].parse().expect("--register-ops takes a number");
+        cfg.register_ops = number("--register-ops", &n[0]);
+        cfg.task_ops = cfg.register_ops;
     }
+    if let Some(n) = list("--server-secs") {
+        cfg.server_run = Duration::from_secs(number("--server-secs", &n[0]));
+    }
+    if let Some(n) = list("--server-conns") {
+        cfg.server_conns = n
+            .iter()
+            .map(|c| number("--server-conns", c) as usize)
+            .collect();
+    }
+    if let Some(n) = list("--server-rate") {
+        cfg.server_rate = number("--server-rate", &n[0]);
+    }
+    if let Some(n) = list("--server-rounds") {
+        cfg.server_rounds = number("--server-rounds", &n[0]) as usize;
+    }
+    let charts = match list("--charts") {
+        _ if args.iter().any(|a| a == "--no-charts") => None,
+        Some(d) => Some(std::path::PathBuf::from(&d[0])),
+        None => Some(std::path::PathBuf::from("target/charts")),
+    };
     let started = Instant::now();
-    let env = Env::new();
+    let envs = Envs {
+        plain: Env::new(),
+        task: TaskEnv::new(),
+    };
     let mut t = Table::default();
     for (name, section) in SECTIONS {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
             continue;
         }
         eprintln!("[{:>5.1}s] {name}", started.elapsed().as_secs_f64());
-        section(&cfg, &env, &mut t);
+        section(&cfg, &envs, &mut t);
     }
 
     let took = started.elapsed();
@@ -458,13 +456,30 @@ fn main() {
         println!("- {k}: {v}");
     }
     println!(
-        "- rounds: {} ({} for inserts of {} and more, bursts of more than 100k tasks, lateness and idle CPU), implementations alternating",
+        "- rounds: {} ({} for inserts of {} and more, bursts of more than 100k tasks, lateness and idle CPU; {} for the server rows), implementations alternating",
         cfg.rounds,
         cfg.slow_rounds,
-        count(cfg.slow_size)
+        count(cfg.slow_size),
+        cfg.server_rounds,
+    );
+    println!(
+        "- server rows: {} messages/s for {:?} per run",
+        cfg.server_rate, cfg.server_run
     );
     println!();
     println!("Each cell: median (min) over the rounds; ×r = that peer's median ÷ hashwheel's (above 1: hashwheel is lower); tokio-util's DelayQueue is compared with hashwheel's DelayQueue.");
     println!();
     t.print();
+    println!();
+    println!("{PLAIN_NOTE}");
+    if let Some(dir) = charts {
+        match charts::write_all(&dir, &cfg, &t) {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("chart: {}", f.display());
+                }
+            }
+            Err(e) => eprintln!("charts: {e}"),
+        }
+    }
 }

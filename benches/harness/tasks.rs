@@ -1,0 +1,545 @@
+//! The per-timer workloads where a server's timers live: inside tasks on the
+//! workers of a multi-thread tokio runtime with one worker or two.
+//!
+//! Every body asserts that it runs in a task (`tokio::task::try_id()`), on
+//! the runtime it was spawned on, on one of that runtime's own (named)
+//! threads: never on the thread that called `block_on`. Timers are polled
+//! with the task's own `Context` (its real waker), as an `.await` does.
+//!
+//! A body makes thousands of timers in one poll of its task. tokio's
+//! cooperative budget would run out after 128 tokio operations, after which
+//! a tokio `Sleep` answers `Pending` *without registering*; so every body runs
+//! under `tokio::task::unconstrained`, and each operation does its real work.
+//! A server's task, polled once per request, does not hit the budget either.
+
+use std::future::{poll_fn, Future};
+use std::hint::black_box;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant as StdInstant};
+
+use hashwheel::Wheel;
+use pingora_timeout::fast_timeout::{fast_sleep, fast_timeout};
+use tokio::runtime::{Handle, Runtime};
+use tokio_util::time::DelayQueue;
+
+use super::cpu::{rss_bytes, Meter, Span};
+use super::queue::Queue;
+use super::workloads::{insert_then_cancel, lock, unsupported, wait_until, InsertCancel, FAR};
+use super::{Imp, PendingOnce, Rng};
+
+/// Thread names of the runtimes, so that a body can check where it runs.
+pub const RT1: &str = "task-rt1";
+pub const RT2: &str = "task-rt2";
+
+/// How long tasks may take to start (all of them at once, one per worker)
+/// before the run is declared broken.
+const START_LIMIT: Duration = Duration::from_secs(30);
+
+/// A multi-thread runtime with `workers` workers, its threads named `name`.
+pub fn multi_thread(workers: usize, name: &str) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// What the in-task rows share across rounds, as a long-running server
+/// would: a 1-worker and a 2-worker runtime, a wheel on each, and a
+/// `DelayQueue` of each kind on the 1-worker runtime.
+#[derive(Debug)]
+pub struct TaskEnv {
+    rt1: Runtime,
+    rt2: Runtime,
+    wheel1: Wheel,
+    wheel2: Wheel,
+    dq: Arc<Mutex<DelayQueue<u32>>>,
+    hq: Arc<Mutex<hashwheel::DelayQueue<u32>>>,
+}
+
+/// One runtime of a [`TaskEnv`], its wheel and its thread name.
+#[derive(Debug, Clone, Copy)]
+pub struct Rt<'a> {
+    pub rt: &'a Runtime,
+    pub wheel: &'a Wheel,
+    pub name: &'static str,
+    pub workers: usize,
+}
+
+impl Default for TaskEnv {
+    fn default() -> Self {
+        TaskEnv::new()
+    }
+}
+
+impl TaskEnv {
+    pub fn new() -> TaskEnv {
+        let rt1 = multi_thread(1, RT1);
+        let rt2 = multi_thread(2, RT2);
+        let (wheel1, dq) = {
+            let _g = rt1.enter();
+            (Wheel::new(), DelayQueue::new())
+        };
+        let wheel2 = {
+            let _g = rt2.enter();
+            Wheel::new()
+        };
+        let hq = Arc::new(Mutex::new(wheel1.delay_queue()));
+        let env = TaskEnv {
+            rt1,
+            rt2,
+            wheel1,
+            wheel2,
+            dq: Arc::new(Mutex::new(dq)),
+            hq,
+        };
+        // Each runtime's default wheel (the free functions') is made on its
+        // first use: make it now, not in the first measured round.
+        for workers in [1, 2] {
+            run_in_task(env.rt(workers), |cx| {
+                drop(polled(hashwheel::sleep(FAR), cx));
+            });
+            let r = env.rt(workers);
+            r.rt.spawn(background(r.wheel.clone()));
+        }
+        env
+    }
+
+    /// The runtime with `workers` workers (1 or 2).
+    pub fn rt(&self, workers: usize) -> Rt<'_> {
+        let (rt, wheel, name) = match workers {
+            1 => (&self.rt1, &self.wheel1, RT1),
+            2 => (&self.rt2, &self.wheel2, RT2),
+            _ => panic!("a TaskEnv has runtimes of 1 and 2 workers, not {workers}"),
+        };
+        assert_eq!(rt.metrics().num_workers(), workers);
+        Rt {
+            rt,
+            wheel,
+            name,
+            workers,
+        }
+    }
+}
+
+/// How far away the background timers are: sooner than every deadline
+/// the in-task rows register (30 s, 10–60 s).
+const BACKGROUND: Duration = Duration::from_secs(5);
+
+/// What a server's runtime always has: an earlier timer pending, for every
+/// implementation, re-armed as it fires (every 5 s). Without one, tokio's
+/// time driver, which last parked with nothing pending, is woken by every
+/// registration (it unparks when a new timer is earlier than what it last
+/// saw as the next expiry, and no expiry counts as infinitely far): one
+/// `write(2)` to its eventfd per timer, a state a server that holds timers
+/// is not in. The other implementations get the same background, so that
+/// none of them is measured with an empty timer.
+async fn background(wheel: Wheel) {
+    loop {
+        tokio::join!(
+            tokio::time::sleep(BACKGROUND),
+            wheel.sleep(BACKGROUND),
+            hashwheel::sleep(BACKGROUND),
+            fast_sleep(BACKGROUND),
+        );
+    }
+}
+
+/// Panics unless the caller is a task of the runtime `id`, on one of its
+/// threads (named `name`); returns the thread's id. Nothing here uses
+/// `spawn_blocking`, so a thread of the runtime running a task is a worker.
+pub fn assert_in_task(name: &str, id: tokio::runtime::Id) -> ThreadId {
+    assert!(tokio::task::try_id().is_some(), "not inside a tokio task");
+    let rt = Handle::try_current().expect("not inside a tokio runtime");
+    assert_eq!(rt.id(), id, "inside a task of another runtime");
+    let t = std::thread::current();
+    assert_eq!(t.name(), Some(name), "not on a worker of {name}");
+    t.id()
+}
+
+/// Runs `body` once, in one poll of a task on `rt`, with the task's
+/// context; returns what it returns.
+pub fn run_in_task<T, F>(rt: Rt<'_>, body: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Context<'_>) -> T + Send + 'static,
+{
+    let (name, id) = (rt.name, rt.rt.handle().id());
+    let task = rt.rt.spawn(tokio::task::unconstrained(async move {
+        assert_in_task(name, id);
+        let mut body = Some(body);
+        poll_fn(|cx| Poll::Ready(body.take().expect("polled once")(cx))).await
+    }));
+    rt.rt.block_on(task).expect("benchmark task")
+}
+
+/// Tasks that start together: each says where it runs, then spins (never
+/// yielding, so it stays on its worker) until every one has arrived.
+#[derive(Debug, Default)]
+struct Gate {
+    ready: AtomicUsize,
+    go: AtomicBool,
+    threads: Mutex<Vec<ThreadId>>,
+}
+
+impl Gate {
+    fn arrive(&self, thread: ThreadId) {
+        lock(&self.threads).push(thread);
+        self.ready.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn spin_until(&self, what: &str, done: impl Fn() -> bool) {
+        let limit = StdInstant::now() + START_LIMIT;
+        while !done() {
+            assert!(StdInstant::now() < limit, "gave up waiting for {what}");
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The distinct threads the tasks arrived on.
+    fn distinct_threads(&self) -> usize {
+        let mut t = lock(&self.threads).clone();
+        t.sort_by_key(|id| format!("{id:?}"));
+        t.dedup();
+        t.len()
+    }
+}
+
+/// One task per worker of `rt`, each running `body` once in one poll with
+/// its own context; they start together, once every one is spinning on a
+/// worker of its own (asserted). The span (the whole process's CPU, wall
+/// time) runs from the start until the last has finished.
+pub fn timed_tasks<F>(rt: Rt<'_>, imp: Imp, body: F) -> Span
+where
+    F: Fn(&mut Context<'_>) + Send + Sync + 'static,
+{
+    let tasks = rt.workers;
+    let gate = Arc::new(Gate::default());
+    let body = Arc::new(body);
+    let (name, id) = (rt.name, rt.rt.handle().id());
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let (gate, body) = (gate.clone(), body.clone());
+            rt.rt.spawn(tokio::task::unconstrained(async move {
+                let me = assert_in_task(name, id);
+                gate.arrive(me);
+                gate.spin_until("the start", || gate.go.load(Ordering::Acquire));
+                poll_fn(|cx| {
+                    assert_eq!(std::thread::current().id(), me);
+                    body(cx);
+                    Poll::Ready(())
+                })
+                .await
+            }))
+        })
+        .collect();
+    let started = wait_until(StdInstant::now() + START_LIMIT, || {
+        gate.ready.load(Ordering::Acquire) == tasks
+    });
+    assert!(started, "{tasks} tasks did not all start on {name}");
+    assert_eq!(
+        gate.distinct_threads(),
+        tasks,
+        "the tasks did not each get a worker of their own"
+    );
+    let m = Meter::start(imp);
+    gate.go.store(true, Ordering::Release);
+    rt.rt.block_on(async {
+        for h in handles {
+            h.await.expect("benchmark task");
+        }
+    });
+    m.stop()
+}
+
+/// Polls `f` once with `cx`: it must be pending (registered).
+fn polled<F: Future + Unpin>(mut f: F, cx: &mut Context<'_>) -> F {
+    assert!(Pin::new(&mut f).poll(cx).is_pending());
+    f
+}
+
+// ===== register + cancel =====
+
+/// In each task (one per worker), `ops` times: make a 30 s sleep, poll it
+/// once with the task's context, drop it.
+pub fn register_cancel(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
+    let wheel = rt.wheel.clone();
+    timed_tasks(rt, imp, move |cx| match imp {
+        Imp::Hashwheel => {
+            for _ in 0..ops {
+                drop(polled(wheel.sleep(FAR), cx));
+            }
+        }
+        Imp::HashwheelFree => {
+            for _ in 0..ops {
+                drop(polled(hashwheel::sleep(FAR), cx));
+            }
+        }
+        Imp::Tokio => {
+            for _ in 0..ops {
+                assert!(pin!(tokio::time::sleep(FAR)).poll(cx).is_pending());
+            }
+        }
+        Imp::Pingora => {
+            for _ in 0..ops {
+                assert!(pin!(fast_sleep(FAR)).poll(cx).is_pending());
+            }
+        }
+        _ => unsupported(imp),
+    })
+}
+
+// ===== timeout =====
+
+/// Polls `f` to completion with `cx`: pending once first when
+/// `pending_first`.
+fn finish<F: Future>(mut f: Pin<&mut F>, pending_first: bool, cx: &mut Context<'_>) {
+    if pending_first {
+        assert!(f.as_mut().poll(cx).is_pending());
+    }
+    assert!(f.poll(cx).is_ready());
+}
+
+/// In one task on `rt`, `ops` times: `timeout(30 s, f)` polled to
+/// completion with the task's context, where `f` is pending once and then
+/// ready, or ready at once.
+pub fn timeout(rt: Rt<'_>, imp: Imp, pending_first: bool, ops: u64) -> Span {
+    assert_eq!(rt.workers, 1, "the timeout rows run one task");
+    let wheel = rt.wheel.clone();
+    let f = move || PendingOnce::new(pending_first);
+    timed_tasks(rt, imp, move |cx| match imp {
+        Imp::Hashwheel => {
+            for _ in 0..ops {
+                finish(pin!(wheel.timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        Imp::HashwheelFree => {
+            for _ in 0..ops {
+                finish(pin!(hashwheel::timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        Imp::Tokio => {
+            for _ in 0..ops {
+                finish(pin!(tokio::time::timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        Imp::Pingora => {
+            for _ in 0..ops {
+                finish(pin!(fast_timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        _ => unsupported(imp),
+    })
+}
+
+// ===== many pending timers =====
+
+/// In one task on the 1-worker runtime: one pending timer per deadline
+/// (polled once with the task's context and kept), then every one cancelled
+/// in the order `order` gives (`0..n` for insertion order). A tokio `Sleep`
+/// is boxed, as it would live in its task's (boxed) future.
+pub fn insert_cancel(
+    env: &TaskEnv,
+    imp: Imp,
+    deadlines: Arc<[Duration]>,
+    order: Arc<[usize]>,
+) -> InsertCancel {
+    let rt = env.rt(1);
+    let wheel = rt.wheel.clone();
+    let (dq, hq) = (env.dq.clone(), env.hq.clone());
+    run_in_task(rt, move |cx| {
+        let (d, o) = (&deadlines[..], &order[..]);
+        fn dropped<T>(_: &mut (), t: T) {
+            drop(t);
+        }
+        match imp {
+            Imp::Hashwheel => {
+                let make = |_: &mut (), d| polled(wheel.sleep(d), cx);
+                insert_then_cancel(imp, &mut (), d, o, make, dropped)
+            }
+            Imp::HashwheelFree => {
+                let make = |_: &mut (), d| polled(hashwheel::sleep(d), cx);
+                insert_then_cancel(imp, &mut (), d, o, make, dropped)
+            }
+            Imp::Tokio => {
+                let make = |_: &mut (), d| polled(Box::pin(tokio::time::sleep(d)), cx);
+                insert_then_cancel(imp, &mut (), d, o, make, dropped)
+            }
+            Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&dq), d, o),
+            Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&hq), d, o),
+            _ => unsupported(imp),
+        }
+    })
+}
+
+fn queue_insert_cancel<Q: Queue>(
+    imp: Imp,
+    q: &mut Q,
+    deadlines: &[Duration],
+    order: &[usize],
+) -> InsertCancel {
+    let make = |q: &mut Q, d| q.insert(0, d);
+    let cancel = |q: &mut Q, k| {
+        black_box(q.remove(&k));
+    };
+    insert_then_cancel(imp, q, deadlines, order, make, cancel)
+}
+
+// ===== cross-worker cancel =====
+
+/// Timers registered by one task and kept.
+enum Held {
+    Wheel(Vec<hashwheel::Sleep>),
+    Tokio(Vec<Pin<Box<tokio::time::Sleep>>>),
+}
+
+/// Two tasks on the 2-worker runtime, each on a worker of its own (checked
+/// by thread id). Task A registers `n` 30 s sleeps (polled once with its
+/// context). Then, when `cross`, A hands them to task B, which drops them
+/// (cancels them) on the other worker; otherwise A drops them itself.
+/// The span covers the drops only, when the other task has finished and
+/// its worker has had 5 ms to go idle; it counts the whole process's CPU.
+pub fn cancel_from(env: &TaskEnv, imp: Imp, n: usize, cross: bool) -> Span {
+    #[derive(Default)]
+    struct Hand {
+        gate: Gate,
+        held: Mutex<Option<Held>>,
+        a: Mutex<Option<ThreadId>>,
+        a_done: AtomicBool,
+        b_done: AtomicBool,
+    }
+    let rt = env.rt(2);
+    let hand = Arc::new(Hand::default());
+    let (name, id) = (rt.name, rt.rt.handle().id());
+    let wheel = rt.wheel.clone();
+    let settle = || std::thread::sleep(Duration::from_millis(5));
+    let measure = move |held: Held| {
+        let m = Meter::start(imp);
+        drop(held);
+        m.stop()
+    };
+    let a = {
+        let hand = hand.clone();
+        rt.rt.spawn(tokio::task::unconstrained(async move {
+            let me = assert_in_task(name, id);
+            *lock(&hand.a) = Some(me);
+            hand.gate.arrive(me);
+            let both = || hand.gate.ready.load(Ordering::Acquire) == 2;
+            hand.gate.spin_until("task B", both);
+            let held = poll_fn(|cx| {
+                Poll::Ready(match imp {
+                    Imp::Hashwheel => {
+                        Held::Wheel((0..n).map(|_| polled(wheel.sleep(FAR), cx)).collect())
+                    }
+                    Imp::HashwheelFree => {
+                        Held::Wheel((0..n).map(|_| polled(hashwheel::sleep(FAR), cx)).collect())
+                    }
+                    Imp::Tokio => Held::Tokio(
+                        (0..n)
+                            .map(|_| polled(Box::pin(tokio::time::sleep(FAR)), cx))
+                            .collect(),
+                    ),
+                    _ => unsupported(imp),
+                })
+            })
+            .await;
+            if cross {
+                *lock(&hand.held) = Some(held);
+                hand.a_done.store(true, Ordering::Release);
+                return None;
+            }
+            hand.gate
+                .spin_until("task B's end", || hand.b_done.load(Ordering::Acquire));
+            settle();
+            assert_eq!(std::thread::current().id(), me, "task A moved");
+            Some(measure(held))
+        }))
+    };
+    let b = {
+        let hand = hand.clone();
+        rt.rt.spawn(tokio::task::unconstrained(async move {
+            let me = assert_in_task(name, id);
+            hand.gate.arrive(me);
+            let both = || hand.gate.ready.load(Ordering::Acquire) == 2;
+            hand.gate.spin_until("task A", both);
+            if !cross {
+                hand.b_done.store(true, Ordering::Release);
+                return None;
+            }
+            let limit = StdInstant::now() + Duration::from_secs(600);
+            while !hand.a_done.load(Ordering::Acquire) {
+                assert!(StdInstant::now() < limit, "task A never handed over");
+                std::hint::spin_loop();
+            }
+            settle();
+            let held = lock(&hand.held).take().expect("A's timers");
+            let a = lock(&hand.a).expect("A's thread");
+            assert_ne!(std::thread::current().id(), a, "B runs on A's worker");
+            assert_eq!(std::thread::current().id(), me, "task B moved");
+            Some(measure(held))
+        }))
+    };
+    let (a, b) = rt.rt.block_on(async { (a.await, b.await) });
+    assert_eq!(hand.gate.distinct_threads(), 2, "A and B shared a worker");
+    let span = a.expect("task A").or(b.expect("task B"));
+    span.expect("one task measured the drops")
+}
+
+// ===== memory =====
+
+/// RSS bytes per pending timer: `n` timers (10–60 s away) made by a task on
+/// a fresh 1-worker runtime, polled once with its context and kept in a
+/// `Vec` (included). Run in a fresh child process ([`bytes_per_timer`]).
+pub fn rss_per_timer_in_task(imp: Imp, n: usize) -> f64 {
+    let rt = multi_thread(1, RT1);
+    let wheel = {
+        let _g = rt.enter();
+        Wheel::new()
+    };
+    let r = Rt {
+        rt: &rt,
+        wheel: &wheel,
+        name: RT1,
+        workers: 1,
+    };
+    let w = wheel.clone();
+    let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
+    let per = run_in_task(r, move |cx| {
+        fn measure<T>(deadlines: &[Duration], mut make: impl FnMut(Duration) -> T) -> f64 {
+            let before = rss_bytes();
+            let held: Vec<T> = deadlines.iter().map(|&d| make(d)).collect();
+            let after = rss_bytes();
+            black_box(&held);
+            (after - before) as f64 / deadlines.len() as f64
+        }
+        let d = &deadlines[..];
+        match imp {
+            Imp::Hashwheel => measure(d, |d| polled(w.sleep(d), cx)),
+            Imp::HashwheelFree => measure(d, |d| polled(hashwheel::sleep(d), cx)),
+            Imp::Tokio => measure(d, |d| polled(Box::pin(tokio::time::sleep(d)), cx)),
+            Imp::Pingora => measure(d, |d| polled(Box::pin(fast_sleep(d)), cx)),
+            Imp::TokioUtil => {
+                let mut dq = DelayQueue::new();
+                measure(d, |d| dq.insert(0u32, d))
+            }
+            Imp::HashwheelQueue => {
+                let mut dq = w.delay_queue();
+                measure(d, |d| dq.insert(0u32, d))
+            }
+            _ => unsupported(imp),
+        }
+    });
+    rt.shutdown_background();
+    per
+}
+
+/// Bytes per pending timer for `n` timers held in a task, measured in a
+/// child process.
+pub fn bytes_per_timer(imp: Imp, n: usize) -> Option<f64> {
+    super::workloads::child_job(&format!("task_memory {} {n}", imp.id()))
+}
