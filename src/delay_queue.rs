@@ -607,16 +607,14 @@ impl<T> DelayQueue<T> {
             let now = self.core().clock.now_tick();
             let elapsed = self.wheel.elapsed();
             if now > elapsed {
-                // Within one turn, `advance` visits the buckets in tick
-                // order. Across more, it visits each bucket once, which
-                // would mix turns: step to the earliest tick first, so that
-                // values come out in deadline order, as tokio-util's do.
-                let to = match self.wheel.next_expiration() {
-                    Some(next) if now - elapsed >= self.core().slots as u64 => next.min(now),
-                    _ => now,
-                };
-                self.wheel.advance(to);
-                if self.wheel.peek_due().is_some() || to < now {
+                self.wheel.advance(now);
+                if now - elapsed >= self.core().slots as u64 {
+                    // Across more than a turn, `advance` visits each bucket
+                    // once, which mixes turns: values come out in deadline
+                    // order, as tokio-util's do.
+                    self.wheel.sort_due();
+                }
+                if self.wheel.peek_due().is_some() {
                     continue;
                 }
             }

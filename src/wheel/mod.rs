@@ -364,6 +364,73 @@ impl<T> HashedWheel<T> {
         best.map(|(_, key)| key)
     }
 
+    /// Puts the due list in tick order, keeping the order of entries that
+    /// share a tick. For a catch-up over more than a turn, which visits each
+    /// bucket once and so mixes turns. O(n + span) when the ticks span at
+    /// most four per entry, O(n log n) otherwise.
+    pub(crate) fn sort_due(&mut self) {
+        let mut due: Vec<(u64, u32)> = Vec::new();
+        let mut key = self.due_head;
+        while key != NIL {
+            let e = &self.entries[key as usize];
+            due.push((e.tick, key));
+            key = e.next;
+        }
+        if due.windows(2).all(|w| w[0].0 <= w[1].0) {
+            return;
+        }
+        let lo = due.iter().map(|&(t, _)| t).min().unwrap_or(0);
+        let hi = due.iter().map(|&(t, _)| t).max().unwrap_or(0);
+        let order: Vec<u32> = if hi - lo < 4 * due.len() as u64 {
+            // Counting sort: stable, linear.
+            let mut starts = vec![0usize; (hi - lo + 2) as usize];
+            for &(t, _) in &due {
+                starts[(t - lo + 1) as usize] += 1;
+            }
+            for i in 1..starts.len() {
+                starts[i] += starts[i - 1];
+            }
+            let mut order = vec![NIL; due.len()];
+            for &(t, k) in &due {
+                let at = &mut starts[(t - lo) as usize];
+                order[*at] = k;
+                *at += 1;
+            }
+            order
+        } else {
+            due.sort_by_key(|&(t, _)| t);
+            due.iter().map(|&(_, k)| k).collect()
+        };
+        let mut prev = NIL;
+        for &k in &order {
+            let e = &mut self.entries[k as usize];
+            e.prev = prev;
+            e.next = NIL;
+            if prev == NIL {
+                self.due_head = k;
+            } else {
+                self.entries[prev as usize].next = k;
+            }
+            prev = k;
+        }
+        self.due_tail = prev;
+        debug_assert!(self.due_ticks_sorted());
+    }
+
+    fn due_ticks_sorted(&self) -> bool {
+        let mut key = self.due_head;
+        let mut last = 0;
+        while key != NIL {
+            let e = &self.entries[key as usize];
+            if e.tick < last {
+                return false;
+            }
+            last = e.tick;
+            key = e.next;
+        }
+        true
+    }
+
     /// The first entry of the due list, if any, without taking it.
     pub(crate) fn peek_due(&self) -> Option<u32> {
         (self.due_head != NIL).then_some(self.due_head)
@@ -686,6 +753,34 @@ mod tests {
             Occupied(T),
         }
         assert_eq!(std::mem::size_of::<SlabSlot<Entry<Waiter>>>(), 40);
+    }
+
+    #[test]
+    fn sort_due_orders_a_catch_up_over_turns_by_tick() {
+        for spread in [1u64, 1000] {
+            let mut w = HashedWheel::new(4, 0);
+            // Ticks over five turns, inserted out of order; two share tick 6.
+            let ticks = [13u64, 2, 6, 17, 9, 6, 20, 1];
+            for (i, &t) in ticks.iter().enumerate() {
+                w.insert(t * spread, i as u32).unwrap();
+            }
+            w.advance(20 * spread);
+            w.sort_due();
+            let mut out = Vec::new();
+            while let Some((k, v)) = w.pop_due() {
+                let v = *v;
+                out.push((w.tick_of(k) / spread, v));
+            }
+            let mut want: Vec<(u64, u32)> = ticks
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| (t, i as u32))
+                .collect();
+            want.sort_by_key(|&(t, _)| t);
+            let got: Vec<u64> = out.iter().map(|&(t, _)| t).collect();
+            let expect: Vec<u64> = want.iter().map(|&(t, _)| t).collect();
+            assert_eq!(got, expect, "spread {spread}");
+        }
     }
 
     #[test]
