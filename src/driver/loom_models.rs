@@ -284,6 +284,42 @@ fn shutdown_vs_fire() {
     });
 }
 
+/// Shutdown racing the driver over sleeps: one whose entry the driver
+/// takes and whose slot a new sleep then reuses, one that shutdown finds
+/// due but not yet popped. Every sleep completes, no entry is left behind
+/// and none is removed twice.
+#[test]
+fn sleep_shutdown_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (_f, w) = flag();
+        let first = registered(sleep(&shards, 0, 5), &w);
+        let second = registered(sleep(&shards, 0, 6), &w);
+        let s = shards.clone();
+        let w2 = w.clone();
+        let driver = thread::spawn(move || {
+            // Advances to 10 and pops one: the other stays due, unpopped.
+            s.shards[0].expire(10, &mut Vec::new(), 1);
+            // May take the slot the driver just freed; pending unless the
+            // wheel has shut down already.
+            let mut third = sleep(&s, 0, 20);
+            let _ = poll(&mut third, &w2);
+            third
+        });
+        let s = shards.clone();
+        let poller = poll_on_thread(first, w.clone(), move |_| {
+            s.shutdown();
+        });
+        let third = driver.join().unwrap();
+        let (mut first, w, _) = poller.join().unwrap();
+        let mut second = second;
+        assert!(poll(&mut first, &w).is_ready());
+        assert!(poll(&mut second, &w).is_ready());
+        drop((first, second, third));
+        assert_empty(&shards);
+    });
+}
+
 // ===== Sleep: reset and first registration against the driver =====
 
 #[test]

@@ -309,13 +309,15 @@ impl Shard {
     /// removed here). Otherwise the entry keeps `waker`.
     pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
         let mut s = lock(&self.state);
+        if due <= s.wheel.elapsed() {
+            // The driver's entry, gone or about to go, even after a
+            // shutdown (which removes the ones it had not popped).
+            return Poll::Ready(());
+        }
         if s.shutdown {
             let old = s.remove(key);
             drop(s);
             drop(old);
-            return Poll::Ready(());
-        }
-        if due <= s.wheel.elapsed() {
             return Poll::Ready(());
         }
         let old = swap_waker(&mut s.waiter(key).waker, waker);
@@ -338,7 +340,7 @@ impl Shard {
     /// where it is, and the driver files it again when it meets it.
     pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64) -> bool {
         let mut s = lock(&self.state);
-        if !s.shutdown && old <= s.wheel.elapsed() {
+        if old <= s.wheel.elapsed() {
             return false;
         }
         if s.shutdown || tick <= s.wheel.elapsed().max(now) {
@@ -371,7 +373,7 @@ impl Shard {
             return;
         }
         let mut s = lock(&self.state);
-        if !s.shutdown && due <= s.wheel.elapsed() {
+        if due <= s.wheel.elapsed() {
             return;
         }
         if !s.shutdown {
@@ -444,11 +446,21 @@ impl Shard {
             return 0;
         }
         s.shutdown = true;
+        let elapsed = s.wheel.elapsed();
         let mut n = 0;
-        s.wheel.drain_pending(|_, w| {
+        // Sleeps' entries due by `elapsed` are the driver's: the sleeps will
+        // not remove them, so they go here.
+        let mut theirs = Vec::new();
+        s.wheel.drain_pending(|key, w| {
             out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
             n += 1;
+            if w.due & DRIVER_REMOVES != 0 && w.due() <= elapsed {
+                theirs.push(key);
+            }
         });
+        for key in theirs {
+            drop(s.wheel.remove(key));
+        }
         n
     }
 
