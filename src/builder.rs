@@ -95,8 +95,12 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// A [`BuildError`] when a setting is out of range (see the table above)
-    /// or when called outside a tokio runtime.
+    /// A [`BuildError`] when a setting is out of range (see the table above),
+    /// when called outside a tokio runtime
+    /// ([`is_no_runtime`](BuildError::is_no_runtime)), or in one built
+    /// without its timer ([`is_no_timer`](BuildError::is_no_timer): tokio's
+    /// own panic message is printed first, as the process's panic hook
+    /// prints every caught panic).
     pub fn build(self) -> Result<Wheel, BuildError> {
         let shards = self.validate()?;
         let handle = tokio::runtime::Handle::try_current()
@@ -108,7 +112,12 @@ impl Builder {
         let origin = if is_closed(&handle) {
             tokio::time::Instant::now()
         } else {
-            clock::tokio_tick_boundary().unwrap_or_else(tokio::time::Instant::now)
+            // tokio panics when asked for a timer on a runtime built
+            // without one: that is an error here, not a panic.
+            match std::panic::catch_unwind(clock::tokio_tick_boundary) {
+                Ok(found) => found.unwrap_or_else(tokio::time::Instant::now),
+                Err(_) => return Err(BuildError::new(BuildKind::NoTimer)),
+            }
         };
         let core = Arc::new(Core::new(
             origin,

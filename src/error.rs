@@ -145,6 +145,7 @@ pub struct BuildError(BuildKind);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BuildKind {
     NoRuntime,
+    NoTimer,
     TickTooShort,
     TickTooLong,
     ZeroSlots,
@@ -166,6 +167,12 @@ impl BuildError {
         self.0 == BuildKind::NoRuntime
     }
 
+    /// The tokio runtime was built without its timer (`enable_time` or
+    /// `enable_all`), which the driver sleeps on.
+    pub fn is_no_timer(&self) -> bool {
+        self.0 == BuildKind::NoTimer
+    }
+
     /// [`Builder::build_default`](crate::Builder::build_default) was called
     /// on a runtime that already has a live default wheel.
     pub fn is_default_exists(&self) -> bool {
@@ -178,6 +185,9 @@ impl fmt::Display for BuildError {
         f.write_str(match self.0 {
             BuildKind::NoRuntime => {
                 "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+            }
+            BuildKind::NoTimer => {
+                "the Tokio runtime has no timer: build it with enable_time() or enable_all()"
             }
             BuildKind::TickTooShort => "tick must be at least 1 millisecond",
             BuildKind::TickTooLong => "tick must be at most 2^62 nanoseconds (about 146 years)",

@@ -556,3 +556,19 @@ async fn interval_of_the_smallest_period_ticks_once_per_wheel_tick() {
         last = t;
     }
 }
+
+// ===== a runtime without its timer =====
+
+#[test]
+fn a_runtime_without_its_timer_is_an_error_not_a_silent_wheel() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let _entered = rt.enter();
+    let e = Wheel::builder().build().unwrap_err();
+    assert!(e.is_no_timer());
+    assert_eq!(
+        e.to_string(),
+        "the Tokio runtime has no timer: build it with enable_time() or enable_all()"
+    );
+}
