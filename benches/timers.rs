@@ -38,7 +38,7 @@ use std::sync::Arc;
 use harness::cpu::Span;
 use harness::tasks::{self, TaskEnv};
 use harness::workloads::{self as w, Env};
-use harness::{Imp, Rng};
+use harness::{pending_inputs, Imp};
 
 fn cpu(s: Span) -> Duration {
     Duration::from_nanos(s.cpu_ns)
@@ -140,11 +140,9 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         cpu(tasks::timeout(env.rt(1), imp, false, n))
     });
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
-        let mut rng = Rng::new(n as u64);
-        let deadlines: Arc<[Duration]> = rng
-            .durations(n, Duration::from_secs(10), Duration::from_secs(60))
-            .into();
-        let random: Arc<[usize]> = rng.permutation(n).into();
+        let (deadlines, random) = pending_inputs(n, n as u64);
+        let (deadlines, random): (Arc<[Duration]>, Arc<[usize]>) =
+            (deadlines.into(), random.into());
         let in_order: Arc<[usize]> = (0..n).collect();
         let mut g = slow(c, &format!("task_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
@@ -179,9 +177,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
 
 fn pending_timers(c: &mut Criterion, env: &Env) {
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
-        let mut rng = Rng::new(n as u64);
-        let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
-        let order = rng.permutation(n);
+        let (deadlines, order) = pending_inputs(n, n as u64);
         let mut g = slow(c, &format!("plain_thread_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
         for imp in Imp::HOLDERS {
@@ -229,9 +225,7 @@ fn expiry_pass(c: &mut Criterion) {
 
 fn delay_queue(c: &mut Criterion) {
     let n = 1_000_000;
-    let mut rng = Rng::new(3);
-    let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
-    let order = rng.permutation(n);
+    let (deadlines, order) = pending_inputs(n, 3);
     let mut g = slow(c, "delay_queue_1000000_cpu");
     g.throughput(Throughput::Elements(n as u64));
     type Pick = fn(&w::QueueOps) -> Span;

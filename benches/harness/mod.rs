@@ -231,6 +231,14 @@ impl Rng {
     }
 }
 
+/// The inputs of the insert/cancel rows: `n` deadlines 10–60 s ahead and a
+/// random order of `0..n`, the same for every implementation.
+pub fn pending_inputs(n: usize, seed: u64) -> (Vec<Duration>, Vec<usize>) {
+    let mut rng = Rng::new(seed);
+    let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
+    (deadlines, rng.permutation(n))
+}
+
 /// The median of `v` (sorted in place); NaN when empty.
 pub fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {

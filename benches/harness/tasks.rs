@@ -27,8 +27,9 @@ use tokio::runtime::{Handle, Runtime};
 use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_bytes, Meter, Span};
-use super::queue::Queue;
-use super::workloads::{insert_then_cancel, lock, unsupported, wait_until, InsertCancel, FAR};
+use super::workloads::{
+    insert_then_cancel, lock, queue_insert_cancel, unsupported, wait_until, InsertCancel, FAR,
+};
 use super::{Imp, PendingOnce, Rng};
 
 /// Thread names of the runtimes, so that a body can check where it runs.
@@ -375,19 +376,6 @@ pub fn insert_cancel(
             _ => unsupported(imp),
         }
     })
-}
-
-fn queue_insert_cancel<Q: Queue>(
-    imp: Imp,
-    q: &mut Q,
-    deadlines: &[Duration],
-    order: &[usize],
-) -> InsertCancel {
-    let make = |q: &mut Q, d| q.insert(0, d);
-    let cancel = |q: &mut Q, k| {
-        black_box(q.remove(&k));
-    };
-    insert_then_cancel(imp, q, deadlines, order, make, cancel)
 }
 
 // ===== cross-worker cancel =====

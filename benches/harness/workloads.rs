@@ -254,7 +254,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
     }
 }
 
-fn queue_insert_cancel<Q: Queue>(
+pub(super) fn queue_insert_cancel<Q: Queue>(
     imp: Imp,
     q: &mut Q,
     deadlines: &[Duration],

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::harness::server::{self, ServerConfig};
 use crate::harness::tasks;
-use crate::harness::{median, Imp, Rng};
+use crate::harness::{median, pending_inputs, Imp};
 use crate::table::{count, rounds, Table};
 use crate::{Config, Envs, NS};
 
@@ -82,11 +82,9 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
 /// has both inserts (two values per round).
 pub fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
     for &n in &cfg.sizes {
-        let mut rng = Rng::new(n as u64);
-        let deadlines: Arc<[Duration]> = rng
-            .durations(n, Duration::from_secs(10), Duration::from_secs(60))
-            .into();
-        let random: Arc<[usize]> = rng.permutation(n).into();
+        let (deadlines, random) = pending_inputs(n, n as u64);
+        let (deadlines, random): (Arc<[Duration]>, Arc<[usize]>) =
+            (deadlines.into(), random.into());
         let in_order: Arc<[usize]> = (0..n).collect();
         let r = if n >= cfg.slow_size {
             cfg.slow_rounds

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use harness::tasks::TaskEnv;
 use harness::workloads::{self as w, Env};
-use harness::{Imp, Rng};
+use harness::{pending_inputs, Imp};
 use table::{count, rounds, Table};
 
 /// How much of each workload to run.
@@ -211,9 +211,7 @@ fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
 fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
     let env = &e.plain;
     for &n in &cfg.sizes {
-        let mut rng = Rng::new(n as u64);
-        let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
-        let order = rng.permutation(n);
+        let (deadlines, order) = pending_inputs(n, n as u64);
         let r = if n >= cfg.slow_size {
             cfg.slow_rounds
         } else {
@@ -333,9 +331,7 @@ fn expiry_pass(cfg: &Config, _: &Envs, t: &mut Table) {
 
 fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
     let n = cfg.queue_n;
-    let mut rng = Rng::new(3);
-    let deadlines = rng.durations(n, Duration::from_secs(10), Duration::from_secs(60));
-    let order = rng.permutation(n);
+    let (deadlines, order) = pending_inputs(n, 3);
     rounds(cfg.rounds, &Imp::QUEUES, |imp| {
         let q = w::delay_queue(imp, &deadlines, &order);
         let ops = [
