@@ -9,17 +9,32 @@
 //!
 //! # The alarm
 //!
-//! The tokio `Sleep` is polled with the waker of an [`Alarm`], not with the
-//! task's. When tokio's timer fires it, the alarm expires what is due at
-//! once, inside tokio's own timer processing, and only then wakes the task.
-//! The timers it wakes are therefore woken in the same step as tokio's own
-//! timers for the same instant: when `tokio::time::advance(d).await`
-//! returns, or the paused clock has auto-advanced, every wheel timer due by
-//! then has been woken, as a `tokio::time::Sleep` would have been. The alarm
-//! wakes at most [`INLINE`] timers; a larger batch is left to the task.
+//! The tokio `Sleep` lives in an [`Alarm`] and is polled with the alarm's
+//! waker, not with the task's. When tokio's timer fires it, the alarm runs
+//! the driver's pass itself, inside tokio's own timer processing: it
+//! expires what is due, works out the next tick with work and re-arms the
+//! tokio `Sleep` for it. The timers it wakes are therefore woken in the same
+//! step as tokio's own timers for the same instant: when
+//! `tokio::time::advance(d).await` returns, or the paused clock has
+//! auto-advanced, every wheel timer due by then has been woken, as a
+//! `tokio::time::Sleep` would have been; and the next tick is armed before
+//! tokio's timer parks again, so a busy runtime does not delay it.
+//!
+//! The task is only needed when the alarm cannot finish: more than
+//! [`INLINE`] timers due at once, the pass already running on another
+//! thread, or a re-armed deadline that has already passed. The alarm then
+//! "kicks" the task, which runs the same pass with a larger budget. The
+//! task also runs it when a registration needs an earlier wake-up (through
+//! `Core::signal`).
+//!
+//! The pass runs under the alarm's `arm` lock: one runner at a time. The
+//! alarm only ever `try_lock`s it, so a pass that makes tokio fire the
+//! alarm from within (a reset to a passed deadline) cannot deadlock.
 
 use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -40,13 +55,30 @@ pub(crate) const YIELD_EVERY: usize = 100_000;
 /// The most timers the alarm wakes from inside tokio's timer processing.
 const INLINE: usize = 4096;
 
+/// How many times the alarm runs the pass again when the deadline it
+/// re-armed has passed already, before it leaves the rest to the task.
+const ALARM_RETRIES: usize = 3;
+
 /// Shuts the wheel down when the driver stops, whether it exits or the
-/// runtime drops it: no timer is left waiting on a dead driver.
-struct Guard(Arc<Shards>);
+/// runtime drops it: no timer is left waiting on a dead driver. It also
+/// drops the tokio `Sleep`, whose registered waker points back at the
+/// alarm that holds it.
+struct Guard {
+    shards: Arc<Shards>,
+    alarm: std::sync::Arc<Alarm>,
+}
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.0.shutdown();
+        self.shards.shutdown();
+        let sleep = self
+            .alarm
+            .arm
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sleep
+            .take();
+        drop(sleep);
     }
 }
 
@@ -60,8 +92,17 @@ fn abandoned(shards: &Shards) -> bool {
 /// that a runtime dropping the task before its first poll still shuts the
 /// wheel down.
 pub(crate) fn run(shards: Arc<Shards>) -> impl Future<Output = ()> + Send {
-    let guard = Guard(shards);
-    async move { drive(&guard.0).await }
+    let alarm = std::sync::Arc::new(Alarm {
+        shards: shards.clone(),
+        task: AtomicWaker::new(),
+        kicked: AtomicBool::new(false),
+        arm: Mutex::new(Arm {
+            sleep: Some(Box::pin(tokio::time::sleep_until(Instant::now()))),
+            at: None,
+        }),
+    });
+    let guard = Guard { shards, alarm };
+    async move { drive(&guard).await }
 }
 
 /// Expires every shard up to `now`, waking at most about `budget` timers.
@@ -87,10 +128,77 @@ fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> 
     (next, false)
 }
 
-/// The waker of the driver's tokio sleep (see the module docs).
+/// The driver's tokio `Sleep` and the instant it is armed for.
+struct Arm {
+    /// `None` once the driver has stopped.
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    at: Option<Instant>,
+}
+
+/// How a pass ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Everything due is woken and the sleep is armed for the next tick
+    /// with work (or for nothing).
+    Armed,
+    /// Its budget ran out with timers still due.
+    More,
+    /// The deadline it armed for has passed already: run again.
+    Again,
+    /// tokio's timer has shut down: the sleep fired at once for a deadline
+    /// still ahead. No timer of this wheel can fire any more.
+    Dead,
+}
+
+/// The waker of the driver's tokio sleep, and the pass both the alarm and
+/// the task run (see the module docs).
 struct Alarm {
     shards: Arc<Shards>,
     task: AtomicWaker,
+    /// The alarm left work for the task.
+    kicked: AtomicBool,
+    arm: Mutex<Arm>,
+}
+
+impl Alarm {
+    /// One pass of the driver: expires what is due (at most `budget`
+    /// timers), then plans the next tick with work and arms the tokio
+    /// sleep for it, polled with `alarm`.
+    fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker, wakers: &mut Vec<Waker>) -> Pass {
+        let core = &*self.shards.core;
+        core.begin_run();
+        let now = core.clock.now_tick();
+        let next = match expire(&self.shards, now, wakers, budget) {
+            (next, false) => next,
+            (_, true) => return Pass::More,
+        };
+        let planned = core.end_run(next);
+        arm.at = (planned != NEVER).then(|| core.clock.instant_of_tick(planned));
+        let (Some(at), Some(sleep)) = (arm.at, arm.sleep.as_mut()) else {
+            return Pass::Armed;
+        };
+        sleep.as_mut().reset(at);
+        // A reset never panics; polling a tokio sleep whose timer has shut
+        // down does. Such a reset fires the sleep at once, as does one to a
+        // deadline that has passed: either way it is not polled here.
+        if sleep.is_elapsed() {
+            return if Instant::now() >= at {
+                Pass::Again
+            } else {
+                Pass::Dead
+            };
+        }
+        match sleep.as_mut().poll(&mut Context::from_waker(alarm)) {
+            Poll::Pending => Pass::Armed,
+            Poll::Ready(()) => Pass::Again,
+        }
+    }
+
+    /// Leaves the rest to the task.
+    fn kick(&self) {
+        self.kicked.store(true, Ordering::Release);
+        self.task.wake();
+    }
 }
 
 impl Wake for Alarm {
@@ -100,65 +208,121 @@ impl Wake for Alarm {
 
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
         let core = &self.shards.core;
-        if !core.is_shutdown() {
-            let mut wakers = Vec::new();
-            expire(&self.shards, core.clock.now_tick(), &mut wakers, INLINE);
+        if core.is_shutdown() {
+            self.kick();
+            return;
         }
-        self.task.wake();
+        let mut wakers = Vec::new();
+        let Ok(mut arm) = self.arm.try_lock() else {
+            // The task is running a pass, or this wake-up comes from within
+            // one: wake what is due now, and let the task finish.
+            expire(&self.shards, core.clock.now_tick(), &mut wakers, INLINE);
+            self.kick();
+            return;
+        };
+        if let Some(at) = arm.at {
+            record_lag(core, Instant::now().saturating_duration_since(at));
+        }
+        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
+        let waker = Waker::from(self.clone());
+        for _ in 0..ALARM_RETRIES {
+            match self.pass(&mut arm, INLINE, &waker, &mut wakers) {
+                Pass::Armed => return,
+                Pass::More | Pass::Dead => break,
+                Pass::Again => {}
+            }
+        }
+        drop(arm);
+        self.kick();
     }
 }
 
-async fn drive(shards: &Arc<Shards>) {
+async fn drive(guard: &Guard) {
+    let shards = &guard.shards;
+    let alarm = &guard.alarm;
     let core = &*shards.core;
-    let alarm = std::sync::Arc::new(Alarm {
-        shards: shards.clone(),
-        task: AtomicWaker::new(),
-    });
     let alarm_waker = Waker::from(alarm.clone());
-    let mut timer = pin!(tokio::time::sleep_until(Instant::now()));
     let mut wakers = Vec::with_capacity(BATCH);
     loop {
         if core.is_shutdown() || abandoned(shards) {
             return;
         }
-        core.begin_run();
-        let now = core.clock.now_tick();
-        let next = loop {
-            match expire(shards, now, &mut wakers, YIELD_EVERY) {
-                (next, false) => break next,
-                (_, true) => tokio::task::yield_now().await,
-            }
+        let mut notified = std::pin::pin!(core.signal.notified());
+        alarm.kicked.store(false, Ordering::Release);
+        let pass = {
+            let mut arm = alarm.arm.lock().unwrap_or_else(|e| e.into_inner());
+            alarm.pass(&mut arm, YIELD_EVERY, &alarm_waker, &mut wakers)
         };
-        let planned = core.end_run(next);
-        let at = (planned != NEVER).then(|| core.clock.instant_of_tick(planned));
-        if let Some(at) = at {
-            timer.as_mut().reset(at);
-        }
-        let mut notified = pin!(core.signal.notified());
-        let fired = poll_fn(|cx| {
-            alarm.task.register(cx.waker());
-            if notified.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(false);
+        match pass {
+            Pass::Armed => {}
+            Pass::More => {
+                tokio::task::yield_now().await;
+                continue;
             }
-            if at.is_some()
-                && timer
-                    .as_mut()
-                    .poll(&mut Context::from_waker(&alarm_waker))
-                    .is_ready()
-            {
-                return Poll::Ready(true);
+            Pass::Again => continue,
+            Pass::Dead => return,
+        }
+        poll_fn(|cx| {
+            alarm.task.register(cx.waker());
+            if alarm.kicked.load(Ordering::Acquire) || notified.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
             }
             Poll::Pending
         })
         .await;
-        if let (true, Some(at)) = (fired, at) {
-            record_lag(core, Instant::now().saturating_duration_since(at));
-        }
-        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 fn record_lag(core: &super::Core, lag: Duration) {
     let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
     core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::driver::Core;
+
+    fn shards() -> Arc<Shards> {
+        let core = Arc::new(Core::new(
+            Instant::now(),
+            Duration::from_millis(1),
+            64,
+            None,
+        ));
+        Arc::new(Shards::new(core, 1))
+    }
+
+    /// The tokio sleep's registered waker points at the alarm that holds the
+    /// sleep: a driver that stops while its runtime goes on must break that
+    /// cycle, or the wheel would live until the sleep's deadline (here a
+    /// day away).
+    #[test]
+    fn a_stopped_driver_frees_its_shards() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let shards = shards();
+            let weak = Arc::downgrade(&shards);
+            let day = shards.core.clock.now_tick() + 86_400_000;
+            let timer = crate::driver::ShardRef::new(&shards.shards[0]);
+            tokio::spawn(run(shards));
+            let waker = futures_util::task::noop_waker();
+            assert!(matches!(
+                timer.get().register(day, &waker),
+                crate::driver::Registration::Key(_)
+            ));
+            // The driver arms its tokio sleep for the entry's tick.
+            tokio::task::yield_now().await;
+            // The last timer lets go: no handle is left, the driver stops.
+            drop(timer);
+            tokio::task::yield_now().await;
+            assert!(weak.upgrade().is_none(), "the shards outlive their driver");
+        });
+    }
 }
