@@ -32,6 +32,9 @@
 //! - `buckets[b].tail` is the last entry of bucket `b` ([`NIL`] when it is
 //!   empty).
 //! - `next` is a lower bound of every tick in every bucket.
+//! - Bit `b` of `occupied` is set exactly when bucket `b` holds an entry
+//!   (`mins[b] != NEVER`): scans skip 64 empty buckets at a time, so an
+//!   empty or sparse wheel costs no walk over its buckets.
 
 use slab::Slab;
 
@@ -92,6 +95,8 @@ pub(crate) struct HashedWheel<T> {
     /// Each bucket's lower bound, apart: [`scan_next`](Self::scan_next)
     /// reads them in a row.
     mins: Box<[u64]>,
+    /// One bit per bucket: it holds an entry.
+    occupied: Box<[u64]>,
     mask: u64,
     elapsed: u64,
     next: u64,
@@ -117,6 +122,7 @@ impl<T> HashedWheel<T> {
             entries: Slab::with_capacity(capacity),
             buckets: vec![Bucket::EMPTY; slots].into_boxed_slice(),
             mins: vec![NEVER; slots].into_boxed_slice(),
+            occupied: vec![0; slots.div_ceil(64)].into_boxed_slice(),
             mask: slots as u64 - 1,
             elapsed,
             next: NEVER,
@@ -231,22 +237,59 @@ impl<T> HashedWheel<T> {
         if now <= self.elapsed {
             return;
         }
-        let slots = self.mask + 1;
         if self.next <= now {
-            let (first, last) = if now - self.elapsed >= slots {
-                (0, slots - 1)
-            } else {
-                (self.elapsed + 1, now)
-            };
-            for t in first..=last {
-                let b = (t & self.mask) as usize;
+            // Ticks `elapsed + 1 ..= now`, each bucket at most once.
+            let span = (now - self.elapsed).min(self.mask + 1);
+            let mut i = 0;
+            while let Some(j) = self.next_occupied(i).filter(|&j| j < span) {
+                let b = self.bucket_at(j);
                 if self.mins[b] <= now {
                     self.visit(b, now);
                 }
+                i = j + 1;
             }
         }
         self.elapsed = now;
         self.next = self.scan_next();
+        debug_assert!(self.occupancy_exact());
+    }
+
+    /// The bucket of tick `elapsed + 1 + i`.
+    fn bucket_at(&self, i: u64) -> usize {
+        (self.elapsed.wrapping_add(1).wrapping_add(i) & self.mask) as usize
+    }
+
+    /// The smallest `j >= i`, below the number of buckets, whose bucket
+    /// (that of tick `elapsed + 1 + j`) holds an entry.
+    fn next_occupied(&self, mut i: u64) -> Option<u64> {
+        let slots = self.mask + 1;
+        while i < slots {
+            let b = self.bucket_at(i);
+            let bits = self.occupied[b / 64] >> (b % 64);
+            if bits != 0 {
+                let j = i + u64::from(bits.trailing_zeros());
+                return (j < slots).then_some(j);
+            }
+            // To the end of the word, or of the buckets, where ticks wrap.
+            i += (64 - (b % 64) as u64).min(slots - b as u64);
+        }
+        None
+    }
+
+    fn mark(&mut self, b: usize) {
+        self.occupied[b / 64] |= 1 << (b % 64);
+    }
+
+    fn unmark(&mut self, b: usize) {
+        self.occupied[b / 64] &= !(1 << (b % 64));
+    }
+
+    /// The `occupied` invariant (debug builds).
+    fn occupancy_exact(&self) -> bool {
+        self.mins.iter().enumerate().all(|(b, &m)| {
+            let set = self.occupied[b / 64] & (1 << (b % 64)) != 0;
+            set == (m != NEVER) && set == (self.buckets[b].head != NIL)
+        })
     }
 
     /// Moves the due entries of bucket `b` to the due list and makes the
@@ -272,6 +315,9 @@ impl<T> HashedWheel<T> {
         }
         self.mins[b] = min;
         self.buckets[b].max = max;
+        if min == NEVER {
+            self.unmark(b);
+        }
     }
 
     /// Appends the whole of bucket `b`, every entry of which is due, to the
@@ -279,6 +325,7 @@ impl<T> HashedWheel<T> {
     fn splice_due(&mut self, b: usize) {
         let Bucket { head, tail, .. } = std::mem::replace(&mut self.buckets[b], Bucket::EMPTY);
         self.mins[b] = NEVER;
+        self.unmark(b);
         if head == NIL {
             return;
         }
@@ -295,15 +342,16 @@ impl<T> HashedWheel<T> {
     /// order from `elapsed + 1`: the first bucket holding an entry of the
     /// current turn has the earliest tick of all.
     fn scan_next(&self) -> u64 {
-        let slots = self.mask + 1;
         let mut best = NEVER;
-        for i in 1..=slots {
-            let t = self.elapsed.saturating_add(i);
-            let m = self.mins[(t & self.mask) as usize];
+        let mut i = 0;
+        while let Some(j) = self.next_occupied(i) {
+            let t = self.elapsed.saturating_add(j + 1);
+            let m = self.mins[self.bucket_at(j)];
             if m == t {
                 return t;
             }
             best = best.min(m);
+            i = j + 1;
         }
         best
     }
@@ -341,14 +389,12 @@ impl<T> HashedWheel<T> {
         if self.due_head != NIL {
             return Some(self.due_head);
         }
-        let slots = self.mask + 1;
         let mut best: Option<(u64, u32)> = None;
-        for i in 1..=slots {
-            let t = self.elapsed.saturating_add(i);
-            let b = (t & self.mask) as usize;
-            if self.mins[b] == NEVER {
-                continue;
-            }
+        let mut i = 0;
+        while let Some(j) = self.next_occupied(i) {
+            i = j + 1;
+            let t = self.elapsed.saturating_add(j + 1);
+            let b = self.bucket_at(j);
             let mut key = self.buckets[b].head;
             while key != NIL {
                 let e = &self.entries[key as usize];
@@ -455,6 +501,7 @@ impl<T> HashedWheel<T> {
             f(key, &mut self.entries[key as usize].value);
         }
         self.mins.fill(NEVER);
+        self.occupied.fill(0);
         self.buckets.fill(Bucket::EMPTY);
         self.next = NEVER;
     }
@@ -464,6 +511,7 @@ impl<T> HashedWheel<T> {
         self.entries.clear();
         self.buckets.fill(Bucket::EMPTY);
         self.mins.fill(NEVER);
+        self.occupied.fill(0);
         self.next = NEVER;
         self.due_head = NIL;
         self.due_tail = NIL;
@@ -498,6 +546,7 @@ impl<T> HashedWheel<T> {
                 self.entries[head as usize].prev = key;
             }
             self.buckets[b].head = key;
+            self.mark(b);
             if tick < self.mins[b] {
                 self.mins[b] = tick;
             }
@@ -550,6 +599,7 @@ impl<T> HashedWheel<T> {
             if self.buckets[b].head == NIL {
                 self.mins[b] = NEVER;
                 self.buckets[b].max = 0;
+                self.unmark(b);
             }
         }
     }
@@ -796,5 +846,63 @@ mod tests {
         assert_eq!(w.pending(), 0);
         assert_eq!(w.len(), 3);
         assert!(w.pop_due().is_none());
+    }
+
+    /// Random inserts, removals and advances on wheels of 1 to 4096 buckets
+    /// (the occupancy bitmap wraps inside one word below 64), against a plain
+    /// list: every entry comes out exactly at its tick, and
+    /// `next_expiration` never passes the earliest scheduled tick.
+    #[test]
+    fn scans_skip_empty_buckets_and_miss_nothing() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rand = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for slots in [1u64, 2, 8, 64, 128, 4096] {
+            let start = rand(1 << 40);
+            let mut w = HashedWheel::new(slots as usize, start);
+            let mut live: Vec<(u32, u64)> = Vec::new();
+            for _ in 0..3000 {
+                match rand(4) {
+                    0 | 1 => {
+                        let tick = w.elapsed() + 1 + rand(3 * slots + 5);
+                        let key = w.insert(tick, tick as u32).unwrap();
+                        live.push((key, tick));
+                    }
+                    2 if !live.is_empty() => {
+                        let (key, _) = live.swap_remove(rand(live.len() as u64) as usize);
+                        w.remove(key);
+                    }
+                    _ => {
+                        if let (Some(next), Some(min)) =
+                            (w.next_expiration(), live.iter().map(|&(_, t)| t).min())
+                        {
+                            assert!(next <= min, "{slots} buckets: next {next} after {min}");
+                        }
+                        let now = w.elapsed() + rand(2 * slots + 2);
+                        w.advance(now);
+                        let mut fired = Vec::new();
+                        while let Some((key, _)) = w.pop_due() {
+                            fired.push(key);
+                        }
+                        for &key in &fired {
+                            w.remove(key);
+                        }
+                        fired.sort_unstable();
+                        let mut due: Vec<u32> = live
+                            .iter()
+                            .filter(|&&(_, t)| t <= now)
+                            .map(|&(k, _)| k)
+                            .collect();
+                        due.sort_unstable();
+                        assert_eq!(fired, due, "{slots} buckets, advanced to {now}");
+                        live.retain(|&(_, t)| t > now);
+                    }
+                }
+            }
+        }
     }
 }
