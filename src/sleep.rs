@@ -89,6 +89,18 @@ enum State {
 }
 
 impl Sleep {
+    /// A sleep `duration` from now on the wheel of `shard`.
+    pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
+        let ns = shard.core().clock.ns_after(duration);
+        Sleep::new(shard, ns)
+    }
+
+    /// A sleep until `deadline` on the wheel of `shard`.
+    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
+        let ns = shard.core().clock.ns_of(deadline);
+        Sleep::new(shard, ns)
+    }
+
     /// A sleep until `deadline` (nanoseconds from the wheel's origin).
     pub(crate) fn new(shard: ShardRef, deadline: i64) -> Sleep {
         Sleep {
@@ -242,11 +254,6 @@ impl Sleep {
             }
         }
     }
-}
-
-/// `d` from now as a deadline on the wheel of `shard`.
-pub(crate) fn deadline_after(shard: &ShardRef, d: Duration) -> i64 {
-    shard.core().clock.ns_after(d)
 }
 
 impl Future for Sleep {

@@ -7,7 +7,6 @@ use crate::delay::schedule;
 use crate::driver::{ShardRef, Shards};
 use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::sleep::deadline_after;
 use crate::sync::{Arc, Ordering};
 use crate::{Builder, Delay, DelayQueue, Interval, Sleep, Timeout, TimeoutHandle};
 
@@ -199,7 +198,8 @@ impl Wheel {
     }
 
     /// The shard this thread uses, with a reservation if the wheel is bounded.
-    fn claim(&self) -> Result<ShardRef, Error> {
+    #[inline]
+    pub(crate) fn claim(&self) -> Result<ShardRef, Error> {
         let shards = self.shards();
         if !shards.core.acquire() {
             return Err(Error::at_capacity());
@@ -242,8 +242,7 @@ impl Wheel {
     #[track_caller]
     pub fn sleep(&self, duration: Duration) -> Sleep {
         let shard = self.claim_or_panic("sleep");
-        let deadline = deadline_after(&shard, duration);
-        Sleep::new(shard, deadline)
+        Sleep::after(shard, duration)
     }
 
     /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
@@ -254,8 +253,7 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
         let shard = self.claim()?;
-        let deadline = deadline_after(&shard, duration);
-        Ok(Sleep::new(shard, deadline))
+        Ok(Sleep::after(shard, duration))
     }
 
     /// A [`Sleep`] that completes at `deadline`. A deadline in the past
@@ -282,8 +280,7 @@ impl Wheel {
     #[track_caller]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
         let shard = self.claim_or_panic("sleep_until");
-        let ns = shard.core().clock.ns_of(deadline);
-        Sleep::new(shard, ns)
+        Sleep::until(shard, deadline)
     }
 
     /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
@@ -294,8 +291,7 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
         let shard = self.claim()?;
-        let ns = shard.core().clock.ns_of(deadline);
-        Ok(Sleep::new(shard, ns))
+        Ok(Sleep::until(shard, deadline))
     }
 
     // ===== Timeout =====
@@ -409,8 +405,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay(&self, duration: Duration) -> Delay {
         let shard = self.claim_or_panic("delay");
-        let deadline = deadline_after(&shard, duration);
-        Delay::new(shard, deadline)
+        Delay::after(shard, duration)
     }
 
     /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
@@ -421,8 +416,7 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
         let shard = self.claim()?;
-        let deadline = deadline_after(&shard, duration);
-        Ok(Delay::new(shard, deadline))
+        Ok(Delay::after(shard, duration))
     }
 
     /// A cancellable [`Delay`] that expires at `deadline`.
@@ -433,8 +427,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay_at(&self, deadline: Instant) -> Delay {
         let shard = self.claim_or_panic("delay_at");
-        let ns = shard.core().clock.ns_of(deadline);
-        Delay::new(shard, ns)
+        Delay::until(shard, deadline)
     }
 
     /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
@@ -445,8 +438,7 @@ impl Wheel {
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
         let shard = self.claim()?;
-        let ns = shard.core().clock.ns_of(deadline);
-        Ok(Delay::new(shard, ns))
+        Ok(Delay::until(shard, deadline))
     }
 
     // ===== scheduled tasks =====
@@ -510,7 +502,7 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_after");
         let shard = self.claim()?;
-        let deadline = deadline_after(&shard, duration);
+        let deadline = shard.core().clock.ns_after(duration);
         Ok(schedule(shard, deadline, runtime, future))
     }
 
@@ -697,6 +689,7 @@ impl Wheel {
     }
 
     /// Whether the wheel has shut down.
+    #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.shards().core.is_shutdown()
     }

@@ -88,6 +88,7 @@ impl Core {
         }
     }
 
+    #[inline]
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
     }
@@ -95,6 +96,7 @@ impl Core {
     // ===== capacity =====
 
     /// Counts one more live timer, unless `max_pending` are alive already.
+    #[inline]
     pub(crate) fn acquire(&self) -> bool {
         match self.max_pending {
             None => true,
@@ -534,6 +536,7 @@ pub(crate) fn wake_all(stats: &Stats, wakers: &mut Vec<Waker>) {
 pub(crate) struct ShardRef(Option<Arc<Shard>>);
 
 impl ShardRef {
+    #[inline]
     pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
         ShardRef(Some(shard.clone()))
     }
@@ -581,8 +584,17 @@ impl Shards {
     }
 
     /// The shard for the current thread.
+    #[inline]
     pub(crate) fn current(&self) -> &Arc<Shard> {
-        &self.shards[thread_hint() % self.shards.len()]
+        let n = self.shards.len();
+        // A mask, not a division, for the usual power-of-two count: a `div`
+        // here was a tenth of registering a timer.
+        let i = if n.is_power_of_two() {
+            thread_hint() & (n - 1)
+        } else {
+            thread_hint() % n
+        };
+        &self.shards[i]
     }
 
     /// Shuts every shard down and wakes every pending timer; returns how
