@@ -6,8 +6,8 @@ use crate::clock;
 use crate::driver::{task, Core, Shards};
 use crate::error::{BuildError, BuildKind};
 use crate::sync::Arc;
+use crate::timer::Wheel;
 use crate::wheel::MAX_SLOTS;
-use crate::Wheel;
 
 /// Configures and builds a [`Wheel`].
 ///

@@ -39,9 +39,14 @@ use tokio::runtime::{Handle, Id};
 use tokio::task;
 use tokio::time::Instant;
 
+use crate::builder::Builder;
+use crate::delay::{Delay, TimeoutHandle};
 use crate::driver::ShardRef;
 use crate::error::{BuildError, BuildKind, Error};
-use crate::{Builder, Delay, Interval, Sleep, Timeout, TimeoutHandle, Wheel};
+use crate::interval::Interval;
+use crate::sleep::Sleep;
+use crate::timeout::Timeout;
+use crate::timer::Wheel;
 
 // ===== the registry =====
 

@@ -26,8 +26,8 @@ use futures_core::Stream;
 use tokio::time::Instant;
 
 use crate::driver::Core;
+use crate::sleep::Sleep;
 use crate::wheel::HashedWheel;
-use crate::Sleep;
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).

@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::Sleep;
+use crate::sleep::Sleep;
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
 const MISSED_AFTER: Duration = Duration::from_millis(5);

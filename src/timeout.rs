@@ -5,7 +5,7 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 
 use crate::error::Elapsed;
-use crate::Sleep;
+use crate::sleep::Sleep;
 
 pin_project! {
     /// A future with a deadline, made by

@@ -3,12 +3,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::builder::Builder;
 use crate::delay::schedule;
+use crate::delay::{Delay, TimeoutHandle};
+use crate::delay_queue::DelayQueue;
 use crate::driver::{ShardRef, Shards};
 use crate::error::Error;
+use crate::interval::Interval;
 use crate::metrics::Metrics;
+use crate::sleep::Sleep;
 use crate::sync::{Arc, Ordering};
-use crate::{Builder, Delay, DelayQueue, Interval, Sleep, Timeout, TimeoutHandle};
+use crate::timeout::Timeout;
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
