@@ -27,14 +27,16 @@
 //! task also runs it when a registration needs an earlier wake-up (through
 //! `Core::signal`).
 //!
-//! The pass runs under the alarm's `arm` lock: one runner at a time. The
-//! alarm only ever `try_lock`s it, so a pass that makes tokio fire the
-//! alarm from within (a reset to a passed deadline) cannot deadlock.
+//! The pass runs under the alarm's `arm` lock: one runner at a time. Both
+//! runners only `try_lock` it: the alarm, so that a pass that makes tokio
+//! fire the alarm from within (a reset to a passed deadline) cannot
+//! deadlock, and the task, so that a worker is never blocked while the
+//! alarm wakes a batch on another thread (it yields and looks again).
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -249,9 +251,20 @@ async fn drive(guard: &Guard) {
         }
         let mut notified = std::pin::pin!(core.signal.notified());
         alarm.kicked.store(false, Ordering::Release);
-        let pass = {
-            let mut arm = alarm.arm.lock().unwrap_or_else(|e| e.into_inner());
-            alarm.pass(&mut arm, YIELD_EVERY, &alarm_waker, &mut wakers)
+        // `None`: the alarm is running a pass (up to `INLINE` wake-ups).
+        // Let the worker run other tasks meanwhile rather than block it,
+        // then look again: a registration may need an earlier tick than the
+        // one that pass arms.
+        let pass = match alarm.arm.try_lock() {
+            Ok(mut arm) => Some(alarm.pass(&mut arm, YIELD_EVERY, &alarm_waker, &mut wakers)),
+            Err(TryLockError::Poisoned(e)) => {
+                Some(alarm.pass(&mut e.into_inner(), YIELD_EVERY, &alarm_waker, &mut wakers))
+            }
+            Err(TryLockError::WouldBlock) => None,
+        };
+        let Some(pass) = pass else {
+            tokio::task::yield_now().await;
+            continue;
         };
         match pass {
             Pass::Armed => {}
