@@ -61,7 +61,10 @@ impl Metrics {
         self.cancelled_count
     }
 
-    /// Times the driver task has woken up. An idle wheel does not wake.
+    /// Times the driver has woken up: its alarm, run by tokio's timer at a
+    /// tick with work, or its task, run for a registration that needs an
+    /// earlier tick or a batch too big for the alarm. An idle wheel does not
+    /// wake.
     pub fn driver_wakeups_count(&self) -> u64 {
         self.driver_wakeups_count
     }

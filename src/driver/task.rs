@@ -283,6 +283,7 @@ async fn drive(guard: &Guard) {
             Poll::Pending
         })
         .await;
+        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
     }
 }
 
