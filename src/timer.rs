@@ -61,14 +61,29 @@ use crate::timeout::Timeout;
 /// - The driver sleeps, on one tokio `Sleep`, until the earliest tick that
 ///   can hold a due timer: an idle wheel never wakes, and timers far away
 ///   cost no wake-ups until they come near. That tokio sleep is polled with
-///   a waker of the driver's own, which expires the due timers (up to
-///   4,096) right inside tokio's timer processing, so they are woken in the
-///   same step as tokio's own timers would be: when
-///   `tokio::time::advance` returns, every timer due by then has been
-///   woken. The driver task catches up on every tick it missed (with more
-///   missed ticks than slots it visits each bucket once), takes the expired
-///   wakers under the lock in batches, wakes them after releasing it, and
-///   yields to the runtime after every 100,000 wake-ups.
+///   a waker of the driver's own, its alarm, which runs the driver's pass
+///   right inside tokio's timer processing: it expires the due timers (up
+///   to 4,096), so they are woken in the same step as tokio's own timers
+///   would be (when `tokio::time::advance` returns, every timer due by then
+///   has been woken), and re-arms the tokio sleep for the next tick with
+///   work before tokio's timer parks again. The driver task runs only when
+///   a registration needs an earlier tick or a batch is bigger than the
+///   alarm takes; it catches up on every tick missed (with more missed
+///   ticks than slots it visits each bucket once), takes the expired wakers
+///   under the lock in batches, wakes them after releasing it, and yields
+///   to the runtime after every 100,000 wake-ups.
+/// - Each shard keeps one bit per bucket saying whether it holds an entry,
+///   so finding the next tick with work skips 64 empty buckets at a time:
+///   a pass over an empty shard costs a few dozen word reads, not a walk
+///   over its 4,096 buckets.
+/// - Costs, measured in a task on one worker of a multi-thread runtime
+///   (BENCHMARKS.md): registering and cancelling a 30 s sleep is about
+///   150 ns, of which two clock reads (one when the sleep is made, as
+///   tokio's, one at its first poll, to complete a deadline whose tick has
+///   passed) take about 40, and the two uncontended shard locks about 25.
+///   The free functions find the runtime's default wheel through tokio's
+///   current task id and a thread-local cache, at no measurable cost over a
+///   held `Wheel`.
 /// - Timers register lazily, on their first poll: a timer dropped before it
 ///   is polled, or a [`timeout`](Wheel::timeout) whose future is ready at
 ///   once, never takes a lock.
