@@ -18,6 +18,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
+use crate::driver::entry::Filing;
 use crate::driver::ShardRef;
 use crate::error::Error;
 use crate::sync::AtomicU64;
@@ -89,37 +90,31 @@ impl DelayShared {
 
     /// Gives the timer an entry in its shard; returns the state after.
     fn register(self: &Arc<Self>) -> u64 {
-        let core = self.shard.core();
-        let tick = core.clock.tick_of(self.deadline);
-        if tick <= core.clock.now_tick() {
+        let filing = self.shard.file_shared(
+            self.deadline,
+            || Waker::from(self.clone()),
+            |_, key| {
+                // Fails when cancelled before it could register: the entry
+                // goes again.
+                self.word
+                    .compare_exchange(
+                        PENDING,
+                        with_key(PENDING, key),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    )
+                    .is_ok()
+            },
+        );
+        match filing {
+            Filing::Filed => {}
             // Its tick has ended: tokio's timer would fire it at once.
-            self.settle(EXPIRED);
-            return state(self.word.load(Ordering::Acquire));
-        }
-        let inserted = self.shard.get().with_lock(|ops| {
-            if ops.is_shutdown() {
-                self.settle(SHUTDOWN);
-                false
-            } else if tick <= ops.elapsed() {
+            Filing::Ended => {
                 self.settle(EXPIRED);
-                false
-            } else {
-                let key = ops.insert(tick, Waker::from(self.clone()));
-                let done = self.word.compare_exchange(
-                    PENDING,
-                    with_key(PENDING, key),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
-                if done.is_err() {
-                    // Cancelled before it could register.
-                    ops.remove(key);
-                }
-                done.is_ok()
             }
-        });
-        if inserted {
-            core.wake_driver_for(tick);
+            Filing::Shutdown => {
+                self.settle(SHUTDOWN);
+            }
         }
         state(self.word.load(Ordering::Acquire))
     }

@@ -151,9 +151,7 @@ impl Sleep {
     /// # }
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        let clock = &self.shard.core().clock;
-        self.state == State::Done
-            || (self.touched && clock.tick_of(self.deadline) <= clock.now_tick())
+        self.state == State::Done || (self.touched && self.shard.has_ended(self.deadline))
     }
 
     /// Moves the deadline to `deadline`, whether or not the sleep has
@@ -188,28 +186,16 @@ impl Sleep {
 
     /// Moves the deadline to `ns` (see [`reset`](Sleep::reset)).
     pub(crate) fn reset_ns(&mut self, ns: i64) {
-        let old = self.due();
-        self.deadline = ns;
+        let old = std::mem::replace(&mut self.deadline, ns);
         self.touched = true;
         match self.state {
             State::Registered => {
-                let clock = &self.shard.core().clock;
-                let tick = clock.tick_of(ns);
-                // Only a deadline moved earlier can have ended already; one
-                // moved later is left to the driver, as tokio leaves it
-                // (no clock read).
-                let now = if tick >= old { 0 } else { clock.now_tick() };
-                if !self.shard.get().reset(self.key, old, tick, now) {
+                if !self.shard.reset_owned(self.key, old, ns) {
                     self.state = State::Unchecked;
                 }
             }
             _ => self.state = State::Unchecked,
         }
-    }
-
-    /// The tick the deadline rounds up to: the entry's due tick.
-    fn due(&self) -> u64 {
-        self.shard.core().clock.tick_of(self.deadline)
     }
 
     pub(crate) fn core(&self) -> &crate::driver::Core {
@@ -218,40 +204,31 @@ impl Sleep {
 
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.touched = true;
-        let core = self.shard.core();
         match self.state {
             State::Done => Poll::Ready(()),
             State::Registered => {
-                let due = self.due();
-                let shard = self.shard.get();
-                // Once its tick has been processed the entry is the
-                // driver's: no lock to complete.
-                if shard.has_passed(due) || shard.poll(self.key, due, cx.waker()).is_ready() {
+                if self
+                    .shard
+                    .poll_owned(self.key, self.deadline, cx.waker())
+                    .is_ready()
+                {
                     self.state = State::Done;
                     Poll::Ready(())
                 } else {
                     Poll::Pending
                 }
             }
-            State::Unchecked => {
-                let tick = core.clock.tick_of(self.deadline);
-                if tick <= core.clock.now_tick() {
-                    // Its tick has ended: tokio's timer would fire it at once.
+            State::Unchecked => match self.shard.file_owned(self.deadline, cx.waker()) {
+                Registration::Key(key) => {
+                    self.key = key;
+                    self.state = State::Registered;
+                    Poll::Pending
+                }
+                Registration::Elapsed | Registration::Shutdown => {
                     self.state = State::Done;
-                    return Poll::Ready(());
+                    Poll::Ready(())
                 }
-                match self.shard.get().register(tick, cx.waker()) {
-                    Registration::Key(key) => {
-                        self.key = key;
-                        self.state = State::Registered;
-                        Poll::Pending
-                    }
-                    Registration::Elapsed | Registration::Shutdown => {
-                        self.state = State::Done;
-                        Poll::Ready(())
-                    }
-                }
-            }
+            },
         }
     }
 }
@@ -267,7 +244,7 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if self.state == State::Registered {
-            self.shard.get().cancel(self.key, self.due());
+            self.shard.cancel_owned(self.key, self.deadline);
         }
         self.shard.core().release();
     }

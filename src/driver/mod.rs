@@ -22,6 +22,7 @@
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
 
+pub(crate) mod entry;
 #[cfg(test)]
 mod loom_models;
 pub(crate) mod task;

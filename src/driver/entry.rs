@@ -1,0 +1,116 @@
+//! What a timer future asks of its shard, in deadlines: the only place
+//! where a timer's deadline becomes the tick it is filed at.
+//!
+//! A deadline is nanoseconds from the wheel's origin (see `crate::clock`).
+//! Public types hold deadlines and keys; the ticks, and the clock reads that
+//! compare them with now, are worked out here.
+//!
+//! # Ground rules
+//!
+//! - A timer whose deadline's tick has ended by its first poll gets no
+//!   entry: tokio's timer would fire it at once, so it completes there.
+//! - An owned entry (a `Sleep`'s) is filed with [`ShardRef::file_owned`]
+//!   and belongs to the driver once its tick has been processed (see the
+//!   `driver` module docs): polling, resetting and cancelling it all go
+//!   through here with the deadline it was last given, never a stale one.
+//! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
+//!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
+//!   under the shard lock).
+
+use std::task::{Poll, Waker};
+
+use super::{Registration, ShardOps, ShardRef};
+
+/// How filing a shared entry went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Filing {
+    /// The entry is in the wheel, or `keep` turned it down and it was
+    /// removed again.
+    Filed,
+    /// The deadline's tick has ended: no entry.
+    Ended,
+    /// The wheel has shut down: no entry.
+    Shutdown,
+}
+
+impl ShardRef {
+    /// Whether the tick of `deadline` has ended by now.
+    pub(crate) fn has_ended(&self, deadline: i64) -> bool {
+        let clock = &self.core().clock;
+        clock.tick_of(deadline) <= clock.now_tick()
+    }
+
+    /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
+    pub(crate) fn file_owned(&self, deadline: i64, waker: &Waker) -> Registration {
+        let clock = &self.core().clock;
+        let tick = clock.tick_of(deadline);
+        if tick <= clock.now_tick() {
+            return Registration::Elapsed;
+        }
+        self.get().register(tick, waker)
+    }
+
+    /// Polls the owned entry `key`, due at `deadline`: `Ready` once its tick
+    /// has been processed (without the lock) or the wheel has shut down;
+    /// otherwise the entry keeps `waker`.
+    pub(crate) fn poll_owned(&self, key: u32, deadline: i64, waker: &Waker) -> Poll<()> {
+        let due = self.core().clock.tick_of(deadline);
+        let shard = self.get();
+        if shard.has_passed(due) {
+            return Poll::Ready(());
+        }
+        shard.poll(key, due, waker)
+    }
+
+    /// Moves the owned entry `key` from deadline `old` to `new`. `false`
+    /// when it no longer has an entry (see `Shard::reset`): then the sleep
+    /// registers again on its next poll.
+    pub(crate) fn reset_owned(&self, key: u32, old: i64, new: i64) -> bool {
+        let clock = &self.core().clock;
+        let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
+        // Only a deadline moved earlier can have ended already; one moved
+        // later is left to the driver, as tokio leaves it (no clock read).
+        let now = if tick >= old { 0 } else { clock.now_tick() };
+        self.get().reset(key, old, tick, now)
+    }
+
+    /// Removes the owned entry `key`, due at `deadline`, unless the driver
+    /// has it.
+    pub(crate) fn cancel_owned(&self, key: u32, deadline: i64) {
+        self.get().cancel(key, self.core().clock.tick_of(deadline));
+    }
+
+    /// Files a shared entry due at `deadline`, waking the waker `make`
+    /// returns. `keep` runs under the shard lock with the new key: `false`
+    /// (the owner was cancelled meanwhile) removes the entry at once.
+    pub(crate) fn file_shared(
+        &self,
+        deadline: i64,
+        make: impl FnOnce() -> Waker,
+        keep: impl FnOnce(&mut ShardOps<'_>, u32) -> bool,
+    ) -> Filing {
+        let core = self.core();
+        let tick = core.clock.tick_of(deadline);
+        if tick <= core.clock.now_tick() {
+            return Filing::Ended;
+        }
+        let (filing, kept) = self.get().with_lock(|ops| {
+            if ops.is_shutdown() {
+                (Filing::Shutdown, false)
+            } else if tick <= ops.elapsed() {
+                (Filing::Ended, false)
+            } else {
+                let key = ops.insert(tick, make());
+                let kept = keep(ops, key);
+                if !kept {
+                    ops.remove(key);
+                }
+                (Filing::Filed, kept)
+            }
+        });
+        if kept {
+            core.wake_driver_for(tick);
+        }
+        filing
+    }
+}
