@@ -1,20 +1,18 @@
 //! A queue of values that expire: tokio-util's `DelayQueue` on a hashed
 //! wheel.
 //!
-//! The queue owns a private hashed wheel (the same structure the shared
-//! driver uses, with no lock: the queue has a single owner) and one
-//! wheel-backed `Sleep` armed for the earliest tick that can hold a due
-//! value.
+//! The queue owns a private hashed wheel (the engine's
+//! `driver::queue::QueueWheel`: the structure the shared driver uses, with
+//! no lock, as the queue has a single owner) and one wheel-backed `Sleep`
+//! armed for the earliest moment that can hold a due value.
 //!
 //! # Invariants
 //!
 //! - Every value in the queue is one entry of `wheel`; its slot carries the
-//!   value and the generation its [`Key`] was given; the entry's tick is the
-//!   value's deadline rounded up to a tick (never before `start`, the tick
-//!   the queue was made in).
+//!   value and the generation its [`Key`] was given.
 //! - A key is valid while the entry at its index carries its generation.
-//! - `armed` is the tick the sleep is set for, if any; every insert or reset
-//!   to an earlier tick wakes the task last seen in `poll_expired`.
+//! - `armed` is the moment the sleep is set for, if any; every insert or
+//!   reset to an earlier one wakes the task last seen in `poll_expired`.
 
 use std::fmt;
 use std::future::Future;
@@ -25,9 +23,9 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::Instant;
 
+use crate::driver::queue::{Due, Look, QueueWheel};
 use crate::driver::Core;
 use crate::sleep::Sleep;
-use crate::wheel::HashedWheel;
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).
@@ -129,11 +127,9 @@ struct Slot<T> {
 /// # }
 /// ```
 pub struct DelayQueue<T> {
-    wheel: HashedWheel<Slot<T>>,
-    /// The tick the queue was made in.
-    start: u64,
+    wheel: QueueWheel<Slot<T>>,
     sleep: Sleep,
-    armed: Option<u64>,
+    armed: Option<Due>,
     /// The sleep is registered for `armed` with the waker in `waker`.
     sleep_waits: bool,
     waker: Option<Waker>,
@@ -154,12 +150,9 @@ impl<T> fmt::Debug for DelayQueue<T> {
 
 impl<T> DelayQueue<T> {
     pub(crate) fn on(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
-        let core = sleep.core();
-        let start = core.clock.now_tick();
-        let wheel = HashedWheel::with_capacity(core.slots, start, capacity);
+        let wheel = QueueWheel::new(sleep.core(), capacity);
         DelayQueue {
             wheel,
-            start,
             sleep,
             armed: None,
             sleep_waits: false,
@@ -254,36 +247,24 @@ impl<T> DelayQueue<T> {
     }
 
     #[track_caller]
+    /// A value's deadline rounds up to a tick, as tokio-util rounds; one
+    /// from before the queue was made counts as the queue's first tick. The
+    /// value's deadline then reads as the end of that tick, as tokio-util's
+    /// does.
     fn insert_ns(&mut self, value: T, deadline: i64) -> Key {
-        let tick = self.tick_of(deadline);
         let generation = self.generation;
         self.generation = self.generation.wrapping_add(1);
         let slot = Slot { value, generation };
-        let Ok(index) = self.wheel.insert(tick, slot) else {
+        let Ok((index, due)) = self.wheel.insert(deadline, slot) else {
             panic!("DelayQueue is full: it holds 2^32 - 3 values");
         };
-        self.wake_if_sooner(tick);
+        self.wake_if_sooner(due);
         Key { index, generation }
     }
 
-    /// The tick a value with this deadline expires at, the first one whose
-    /// end is at or after it, as tokio-util rounds; a deadline from before
-    /// the queue was made counts as the queue's first tick. The value's
-    /// deadline then reads as the end of that tick, as tokio-util's does.
-    fn tick_of(&self, deadline: i64) -> u64 {
-        self.core().clock.tick_of(deadline).max(self.start)
-    }
-
-    /// The deadline of the value at `index`, as tokio-util reports it: the
-    /// end of the tick it expires at.
-    fn deadline_of(&self, index: u32) -> Instant {
-        let clock = &self.core().clock;
-        clock.instant_of_tick(self.wheel.tick_of(index))
-    }
-
-    /// Wakes the polling task if `tick` comes before the armed one.
-    fn wake_if_sooner(&mut self, tick: u64) {
-        if self.armed.is_none_or(|armed| tick < armed) {
+    /// Wakes the polling task if `due` comes before the armed moment.
+    fn wake_if_sooner(&mut self, due: Due) {
+        if self.armed.is_none_or(|armed| due < armed) {
             self.armed = None;
             if let Some(w) = self.waker.take() {
                 w.wake();
@@ -344,7 +325,7 @@ impl<T> DelayQueue<T> {
     }
 
     fn take(&mut self, index: u32) -> Expired<T> {
-        let deadline = self.deadline_of(index);
+        let deadline = self.wheel.deadline_of(index);
         let slot = self.wheel.remove(index);
         Expired {
             deadline,
@@ -414,9 +395,8 @@ impl<T> DelayQueue<T> {
         if !self.valid(key) {
             return None;
         }
-        let tick = self.tick_of(deadline);
-        self.wheel.reschedule(key.index, tick);
-        self.wake_if_sooner(tick);
+        let due = self.wheel.reschedule(key.index, deadline);
+        self.wake_if_sooner(due);
         Some(())
     }
 
@@ -438,7 +418,7 @@ impl<T> DelayQueue<T> {
     /// the queue.
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
         let slot = self.wheel.get(key.index)?;
-        (slot.generation == key.generation).then(|| self.deadline_of(key.index))
+        (slot.generation == key.generation).then(|| self.wheel.deadline_of(key.index))
     }
 
     /// The key of the value that expires next, if any.
@@ -601,40 +581,22 @@ impl<T> DelayQueue<T> {
                 self.armed = None;
                 return Poll::Ready(None);
             }
-            if let Some(index) = self.wheel.peek_due() {
-                return Poll::Ready(Some(self.take(index)));
-            }
-            let now = self.core().clock.now_tick();
-            let elapsed = self.wheel.elapsed();
-            if now > elapsed {
-                self.wheel.advance(now);
-                if now - elapsed >= self.core().slots as u64 {
-                    // Across more than a turn, `advance` visits each bucket
-                    // once, which mixes turns: values come out in deadline
-                    // order, as tokio-util's do.
-                    self.wheel.sort_due();
-                }
-                if self.wheel.peek_due().is_some() {
-                    continue;
-                }
-            }
-            let Some(tick) = self.wheel.next_expiration() else {
-                self.armed = None;
-                return if self.wheel.len() == 0 {
-                    Poll::Ready(None)
-                } else {
+            let (due, come) = match self.wheel.look() {
+                Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
+                Look::Wait { due, come } => (due, come),
+                Look::Never => {
                     // Only values that never expire.
-                    Poll::Pending
-                };
+                    self.armed = None;
+                    return Poll::Pending;
+                }
             };
-            if self.armed != Some(tick) {
-                let at = self.core().clock.ns_of_tick(tick);
-                self.sleep.reset_ns(at);
-                self.armed = Some(tick);
+            if self.armed != Some(due) {
+                self.sleep.reset_ns(self.wheel.deadline_of_due(due));
+                self.armed = Some(due);
                 self.sleep_waits = false;
             }
-            if self.sleep_waits && now < tick && !self.core().is_shutdown() {
-                // The sleep waits at this tick with this task's waker: it
+            if self.sleep_waits && !come && !self.core().is_shutdown() {
+                // The sleep waits for this moment with this task's waker: it
                 // will wake us; polling it again would only take its lock.
                 return Poll::Pending;
             }
@@ -644,14 +606,11 @@ impl<T> DelayQueue<T> {
             }
             self.sleep_waits = false;
             self.armed = None;
-            if self.core().clock.now_tick() < tick {
-                // The sleep completed before its tick: the shared wheel has
-                // shut down. Wait on tokio's timer instead, so that values
-                // still expire on time and never early.
-                let at = self
-                    .core()
-                    .clock
-                    .instant_of(self.core().clock.ns_of_tick(tick));
+            if !self.wheel.has_come(due) {
+                // The sleep completed before its moment: the shared wheel
+                // has shut down. Wait on tokio's timer instead, so that
+                // values still expire on time and never early.
+                let at = self.wheel.instant_of_due(due);
                 let fallback = self
                     .fallback
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
@@ -660,7 +619,7 @@ impl<T> DelayQueue<T> {
                     return Poll::Pending;
                 }
             }
-            // The tick has come: the next turn of the loop advances to it.
+            // The moment has come: the next turn of the loop advances to it.
         }
     }
 }

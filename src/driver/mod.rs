@@ -25,6 +25,7 @@
 pub(crate) mod entry;
 #[cfg(test)]
 mod loom_models;
+pub(crate) mod queue;
 pub(crate) mod task;
 
 use std::cell::Cell;
