@@ -3,7 +3,7 @@
 //!
 //! # Invariants
 //!
-//! - A deadline is `i64` nanoseconds from the origin. It is always finite: a
+//! - A [`Deadline`] is `i64` nanoseconds from the origin. It is always finite: a
 //!   deadline past [`HORIZON_NS`] (about 292 years after the origin) is
 //!   clamped to it, so every timer fires eventually and tokio's paused clock
 //!   can auto-advance to any of them.
@@ -40,6 +40,23 @@ fn nanos(d: Duration) -> Option<i64> {
         .checked_add(i64::from(d.subsec_nanos()))
 }
 
+/// A timer's deadline: nanoseconds from its wheel's origin, always finite
+/// (see the invariants). Timers hold deadlines; the ticks they stand for
+/// are worked out by the engine alone (`driver::entry`, `driver::queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Deadline(i64);
+
+impl Deadline {
+    /// The wheel's origin.
+    pub(crate) const ORIGIN: Deadline = Deadline(0);
+
+    /// `ns` nanoseconds from the origin (tests).
+    #[cfg(test)]
+    pub(crate) fn from_ns(ns: i64) -> Deadline {
+        Deadline(ns)
+    }
+}
+
 /// A wheel's clock: its origin and the length of its tick.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
@@ -68,8 +85,13 @@ impl Clock {
         self.tick
     }
 
-    /// Nanoseconds from the origin to `t`, clamped to [`HORIZON_NS`].
-    pub(crate) fn ns_of(&self, t: Instant) -> i64 {
+    /// The deadline `t`: nanoseconds from the origin, clamped to
+    /// [`HORIZON_NS`].
+    pub(crate) fn deadline_of(&self, t: Instant) -> Deadline {
+        Deadline(self.ns_of(t))
+    }
+
+    fn ns_of(&self, t: Instant) -> i64 {
         if t >= self.origin {
             nanos(t - self.origin).unwrap_or(HORIZON_NS)
         } else {
@@ -79,18 +101,19 @@ impl Clock {
 
     /// The deadline `d` from now, as tokio computes it: a sum that overflows
     /// an `Instant` lands 30 years from now, as in `tokio::time::sleep`.
-    pub(crate) fn ns_after(&self, d: Duration) -> i64 {
+    pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
         let now = Instant::now();
         let at = now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE);
-        self.ns_of(at)
+        self.deadline_of(at)
     }
 
-    pub(crate) fn now_ns(&self) -> i64 {
+    fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
     }
 
-    /// The instant `ns` nanoseconds from the origin (saturating).
-    pub(crate) fn instant_of(&self, ns: i64) -> Instant {
+    /// The instant of `deadline` (saturating).
+    pub(crate) fn instant_of(&self, deadline: Deadline) -> Instant {
+        let ns = deadline.0;
         let d = Duration::from_nanos(ns.unsigned_abs());
         let t = if ns >= 0 {
             self.origin.checked_add(d)
@@ -100,9 +123,10 @@ impl Clock {
         t.unwrap_or(self.origin)
     }
 
-    /// The first tick whose end is at or after the deadline `ns`: deadlines
-    /// round up, never down.
-    pub(crate) fn tick_of(&self, ns: i64) -> u64 {
+    /// The first tick whose end is at or after `deadline`: deadlines round
+    /// up, never down.
+    pub(crate) fn tick_of(&self, deadline: Deadline) -> u64 {
+        let ns = deadline.0;
         if ns <= 0 {
             0
         } else {
@@ -134,14 +158,14 @@ impl Clock {
         }
     }
 
-    /// The end of `tick`, in nanoseconds from the origin (saturating).
-    pub(crate) fn ns_of_tick(&self, tick: u64) -> i64 {
-        i64::try_from(u128::from(tick) * u128::from(self.tick_ns)).unwrap_or(HORIZON_NS)
+    /// The end of `tick`, as a deadline (saturating at the horizon).
+    pub(crate) fn deadline_of_tick(&self, tick: u64) -> Deadline {
+        Deadline(i64::try_from(u128::from(tick) * u128::from(self.tick_ns)).unwrap_or(HORIZON_NS))
     }
 
     /// The instant at which `tick` ends (saturating at the horizon).
     pub(crate) fn instant_of_tick(&self, tick: u64) -> Instant {
-        self.instant_of(self.ns_of_tick(tick))
+        self.instant_of(self.deadline_of_tick(tick))
     }
 }
 
@@ -215,28 +239,29 @@ mod tests {
     #[test]
     fn deadlines_round_up_to_their_tick() {
         let c = Clock::new(Instant::now(), Duration::from_millis(1));
-        assert_eq!(c.tick_of(-5), 0);
-        assert_eq!(c.tick_of(0), 0);
-        assert_eq!(c.tick_of(1), 1);
-        assert_eq!(c.tick_of(1_000_000), 1);
-        assert_eq!(c.tick_of(1_000_001), 2);
+        let at = Deadline::from_ns;
+        assert_eq!(c.tick_of(at(-5)), 0);
+        assert_eq!(c.tick_of(at(0)), 0);
+        assert_eq!(c.tick_of(at(1)), 1);
+        assert_eq!(c.tick_of(at(1_000_000)), 1);
+        assert_eq!(c.tick_of(at(1_000_001)), 2);
         // The clock stops at the horizon: the last partial tick before it
         // is due at the last whole one.
         let last = HORIZON_NS as u64 / 1_000_000;
-        assert_eq!(c.tick_of(HORIZON_NS - 1), last);
-        assert_eq!(c.tick_of(HORIZON_NS), last);
-        assert_eq!(c.tick_of(last as i64 * 1_000_000), last);
+        assert_eq!(c.tick_of(at(HORIZON_NS - 1)), last);
+        assert_eq!(c.tick_of(at(HORIZON_NS)), last);
+        assert_eq!(c.tick_of(at(last as i64 * 1_000_000)), last);
     }
 
     #[test]
     fn far_deadlines_are_clamped_not_lost() {
         let c = Clock::new(Instant::now(), Duration::from_millis(1));
-        let far = c.ns_after(Duration::MAX);
-        let expect = c.ns_after(FAR_FUTURE);
+        let far = c.deadline_after(Duration::MAX).0;
+        let expect = c.deadline_after(FAR_FUTURE).0;
         assert!((far - expect).abs() < 1_000_000_000, "{far} vs {expect}");
         let t = Instant::now() + Duration::from_secs(400 * 365 * 86_400);
-        assert_eq!(c.ns_of(t), HORIZON_NS);
-        assert!(c.tick_of(HORIZON_NS) < u64::MAX);
+        assert_eq!(c.deadline_of(t), Deadline(HORIZON_NS));
+        assert!(c.tick_of(Deadline(HORIZON_NS)) < u64::MAX);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
+use crate::clock::Deadline;
 use crate::driver::entry::Filing;
 use crate::driver::ShardRef;
 use crate::error::Error;
@@ -73,13 +74,13 @@ impl fmt::Debug for OnExpire {
 #[derive(Debug)]
 struct DelayShared {
     shard: ShardRef,
-    deadline: i64,
+    deadline: Deadline,
     word: AtomicU64,
     on_expire: OnExpire,
 }
 
 impl DelayShared {
-    fn new(shard: ShardRef, deadline: i64, on_expire: OnExpire) -> Arc<DelayShared> {
+    fn new(shard: ShardRef, deadline: Deadline, on_expire: OnExpire) -> Arc<DelayShared> {
         Arc::new(DelayShared {
             shard,
             deadline,
@@ -228,17 +229,17 @@ pub struct Delay {
 impl Delay {
     /// A delay `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: std::time::Duration) -> Delay {
-        let ns = shard.core().clock.ns_after(duration);
+        let ns = shard.core().clock.deadline_after(duration);
         Delay::new(shard, ns)
     }
 
     /// A delay until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Delay {
-        let ns = shard.core().clock.ns_of(deadline);
+        let ns = shard.core().clock.deadline_of(deadline);
         Delay::new(shard, ns)
     }
 
-    pub(crate) fn new(shard: ShardRef, deadline: i64) -> Delay {
+    pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Delay {
         Delay {
             shared: DelayShared::new(shard, deadline, OnExpire::Wake(AtomicWaker::new())),
         }
@@ -311,7 +312,7 @@ impl Drop for Delay {
 /// [`Wheel::spawn_after`](crate::Wheel::spawn_after).
 pub(crate) fn schedule<F>(
     shard: ShardRef,
-    deadline: i64,
+    deadline: Deadline,
     runtime: tokio::runtime::Handle,
     future: F,
 ) -> TimeoutHandle

@@ -23,6 +23,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::Instant;
 
+use crate::clock::Deadline;
 use crate::driver::queue::{Due, Look, QueueWheel};
 use crate::driver::Core;
 use crate::sleep::Sleep;
@@ -228,7 +229,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let ns = self.core().clock.ns_after(timeout);
+        let ns = self.core().clock.deadline_after(timeout);
         self.insert_ns(value, ns)
     }
 
@@ -242,7 +243,7 @@ impl<T> DelayQueue<T> {
     /// When the queue already holds 2^32 - 3 values.
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let ns = self.core().clock.ns_of(when);
+        let ns = self.core().clock.deadline_of(when);
         self.insert_ns(value, ns)
     }
 
@@ -251,7 +252,7 @@ impl<T> DelayQueue<T> {
     /// from before the queue was made counts as the queue's first tick. The
     /// value's deadline then reads as the end of that tick, as tokio-util's
     /// does.
-    fn insert_ns(&mut self, value: T, deadline: i64) -> Key {
+    fn insert_ns(&mut self, value: T, deadline: Deadline) -> Key {
         let generation = self.generation;
         self.generation = self.generation.wrapping_add(1);
         let slot = Slot { value, generation };
@@ -367,7 +368,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let ns = self.core().clock.ns_after(timeout);
+        let ns = self.core().clock.deadline_after(timeout);
         self.reset_ns(key, ns)
     }
 
@@ -387,11 +388,11 @@ impl<T> DelayQueue<T> {
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let ns = self.core().clock.ns_of(when);
+        let ns = self.core().clock.deadline_of(when);
         self.reset_ns(key, ns)
     }
 
-    fn reset_ns(&mut self, key: &Key, deadline: i64) -> Option<()> {
+    fn reset_ns(&mut self, key: &Key, deadline: Deadline) -> Option<()> {
         if !self.valid(key) {
             return None;
         }

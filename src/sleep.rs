@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::clock::Deadline;
 use crate::driver::{Registration, ShardRef};
 
 /// A future that completes at a deadline, made by
@@ -70,7 +71,7 @@ use crate::driver::{Registration, ShardRef};
 pub struct Sleep {
     shard: ShardRef,
     /// Nanoseconds from the wheel's origin (finite: far deadlines are clamped).
-    deadline: i64,
+    deadline: Deadline,
     key: u32,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
@@ -91,18 +92,18 @@ enum State {
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
-        let ns = shard.core().clock.ns_after(duration);
+        let ns = shard.core().clock.deadline_after(duration);
         Sleep::new(shard, ns)
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
-        let ns = shard.core().clock.ns_of(deadline);
+        let ns = shard.core().clock.deadline_of(deadline);
         Sleep::new(shard, ns)
     }
 
     /// A sleep until `deadline` (nanoseconds from the wheel's origin).
-    pub(crate) fn new(shard: ShardRef, deadline: i64) -> Sleep {
+    pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Sleep {
         Sleep {
             shard,
             deadline,
@@ -180,12 +181,12 @@ impl Sleep {
     /// # }
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        let ns = self.shard.core().clock.ns_of(deadline);
+        let ns = self.shard.core().clock.deadline_of(deadline);
         self.reset_ns(ns);
     }
 
     /// Moves the deadline to `ns` (see [`reset`](Sleep::reset)).
-    pub(crate) fn reset_ns(&mut self, ns: i64) {
+    pub(crate) fn reset_ns(&mut self, ns: Deadline) {
         let old = std::mem::replace(&mut self.deadline, ns);
         self.touched = true;
         match self.state {

@@ -4,6 +4,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
+use crate::clock::Deadline;
 use crate::delay::schedule;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::delay_queue::DelayQueue;
@@ -522,7 +523,7 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_after");
         let shard = self.claim()?;
-        let deadline = shard.core().clock.ns_after(duration);
+        let deadline = shard.core().clock.deadline_after(duration);
         Ok(schedule(shard, deadline, runtime, future))
     }
 
@@ -562,7 +563,7 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_at");
         let shard = self.claim()?;
-        let ns = shard.core().clock.ns_of(deadline);
+        let ns = shard.core().clock.deadline_of(deadline);
         Ok(schedule(shard, ns, runtime, future))
     }
 
@@ -650,7 +651,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::on(Sleep::new(shard, 0), capacity)
+        DelayQueue::on(Sleep::new(shard, Deadline::ORIGIN), capacity)
     }
 
     // ===== the wheel itself =====

@@ -20,6 +20,7 @@
 use std::task::{Poll, Waker};
 
 use super::{Registration, ShardOps, ShardRef};
+use crate::clock::Deadline;
 
 /// How filing a shared entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,13 +36,13 @@ pub(crate) enum Filing {
 
 impl ShardRef {
     /// Whether the tick of `deadline` has ended by now.
-    pub(crate) fn has_ended(&self, deadline: i64) -> bool {
+    pub(crate) fn has_ended(&self, deadline: Deadline) -> bool {
         let clock = &self.core().clock;
         clock.tick_of(deadline) <= clock.now_tick()
     }
 
     /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
-    pub(crate) fn file_owned(&self, deadline: i64, waker: &Waker) -> Registration {
+    pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
         let clock = &self.core().clock;
         let tick = clock.tick_of(deadline);
         if tick <= clock.now_tick() {
@@ -53,7 +54,7 @@ impl ShardRef {
     /// Polls the owned entry `key`, due at `deadline`: `Ready` once its tick
     /// has been processed (without the lock) or the wheel has shut down;
     /// otherwise the entry keeps `waker`.
-    pub(crate) fn poll_owned(&self, key: u32, deadline: i64, waker: &Waker) -> Poll<()> {
+    pub(crate) fn poll_owned(&self, key: u32, deadline: Deadline, waker: &Waker) -> Poll<()> {
         let due = self.core().clock.tick_of(deadline);
         let shard = self.get();
         if shard.has_passed(due) {
@@ -65,7 +66,7 @@ impl ShardRef {
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
     /// registers again on its next poll.
-    pub(crate) fn reset_owned(&self, key: u32, old: i64, new: i64) -> bool {
+    pub(crate) fn reset_owned(&self, key: u32, old: Deadline, new: Deadline) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
         // Only a deadline moved earlier can have ended already; one moved
@@ -76,7 +77,7 @@ impl ShardRef {
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver
     /// has it.
-    pub(crate) fn cancel_owned(&self, key: u32, deadline: i64) {
+    pub(crate) fn cancel_owned(&self, key: u32, deadline: Deadline) {
         self.get().cancel(key, self.core().clock.tick_of(deadline));
     }
 
@@ -85,7 +86,7 @@ impl ShardRef {
     /// (the owner was cancelled meanwhile) removes the entry at once.
     pub(crate) fn file_shared(
         &self,
-        deadline: i64,
+        deadline: Deadline,
         make: impl FnOnce() -> Waker,
         keep: impl FnOnce(&mut ShardOps<'_>, u32) -> bool,
     ) -> Filing {

@@ -27,6 +27,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{wake_all, Core, Shard, ShardRef, Shards};
+use crate::clock::Deadline;
 use crate::delay::Delay;
 use crate::sleep::Sleep;
 use crate::sync::{Arc, AtomicBool, Ordering};
@@ -46,6 +47,11 @@ fn model<F: Fn() + Sync + Send + 'static>(f: F) {
 }
 
 const MS: i64 = 1_000_000;
+
+/// The deadline `ms` milliseconds after the wheel's origin.
+fn at(ms: i64) -> Deadline {
+    Deadline::from_ns(ms * MS)
+}
 
 /// A wheel of `n` shards with a 1 ms tick and 8 slots, at tick 0. Its
 /// origin lies an hour ahead, so the clock never reaches a timer's tick:
@@ -112,12 +118,12 @@ fn poll<F: Future + Unpin>(f: &mut F, w: &Waker) -> Poll<F::Output> {
 
 /// A delay due at `ms` on the first shard.
 fn delay(shards: &Shards, ms: i64) -> Delay {
-    Delay::new(ShardRef::new(&shards.shards[0]), ms * MS)
+    Delay::new(ShardRef::new(&shards.shards[0]), at(ms))
 }
 
 /// A sleep due at `ms` on shard `i`.
 fn sleep(shards: &Shards, i: usize, ms: i64) -> Sleep {
-    Sleep::new(ShardRef::new(&shards.shards[i]), ms * MS)
+    Sleep::new(ShardRef::new(&shards.shards[i]), at(ms))
 }
 
 /// `f` after a first poll, which registers it.
@@ -328,7 +334,7 @@ fn reset_earlier_vs_fire() {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 8), &w);
-        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(3 * MS));
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(at(3)));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();
@@ -351,7 +357,7 @@ fn reset_later_vs_fire() {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 3), &w);
-        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(20 * MS));
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(at(20)));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::Core;
 use crate::clock::Clock;
+use crate::clock::Deadline;
 use crate::wheel::HashedWheel;
 
 /// A moment at which the queue may have work: the end of a tick.
@@ -53,19 +54,19 @@ impl<T> QueueWheel<T> {
         }
     }
 
-    fn tick_of(&self, deadline: i64) -> u64 {
+    fn tick_of(&self, deadline: Deadline) -> u64 {
         self.clock.tick_of(deadline).max(self.start)
     }
 
     /// Files `value` at `deadline`; gives it back when the wheel is full.
-    pub(crate) fn insert(&mut self, deadline: i64, value: T) -> Result<(u32, Due), T> {
+    pub(crate) fn insert(&mut self, deadline: Deadline, value: T) -> Result<(u32, Due), T> {
         let tick = self.tick_of(deadline);
         let key = self.wheel.insert(tick, value)?;
         Ok((key, Due(tick)))
     }
 
     /// Moves the entry `key` to `deadline`.
-    pub(crate) fn reschedule(&mut self, key: u32, deadline: i64) -> Due {
+    pub(crate) fn reschedule(&mut self, key: u32, deadline: Deadline) -> Due {
         let tick = self.tick_of(deadline);
         self.wheel.reschedule(key, tick);
         Due(tick)
@@ -78,8 +79,8 @@ impl<T> QueueWheel<T> {
     }
 
     /// The deadline, from the wheel's origin, at which `due` comes.
-    pub(crate) fn deadline_of_due(&self, due: Due) -> i64 {
-        self.clock.ns_of_tick(due.0)
+    pub(crate) fn deadline_of_due(&self, due: Due) -> Deadline {
+        self.clock.deadline_of_tick(due.0)
     }
 
     /// The instant at which `due` comes.
