@@ -229,14 +229,14 @@ pub struct Delay {
 impl Delay {
     /// A delay `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: std::time::Duration) -> Delay {
-        let ns = shard.core().clock.deadline_after(duration);
-        Delay::new(shard, ns)
+        let at = shard.core().clock.deadline_after(duration);
+        Delay::new(shard, at)
     }
 
     /// A delay until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Delay {
-        let ns = shard.core().clock.deadline_of(deadline);
-        Delay::new(shard, ns)
+        let at = shard.core().clock.deadline_of(deadline);
+        Delay::new(shard, at)
     }
 
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Delay {

@@ -229,8 +229,8 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let ns = self.core().clock.deadline_after(timeout);
-        self.insert_ns(value, ns)
+        let at = self.core().clock.deadline_after(timeout);
+        self.insert_deadline(value, at)
     }
 
     /// Inserts `value`, to expire at `when`. Like every deadline it expires
@@ -243,8 +243,8 @@ impl<T> DelayQueue<T> {
     /// When the queue already holds 2^32 - 3 values.
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let ns = self.core().clock.deadline_of(when);
-        self.insert_ns(value, ns)
+        let at = self.core().clock.deadline_of(when);
+        self.insert_deadline(value, at)
     }
 
     #[track_caller]
@@ -252,7 +252,7 @@ impl<T> DelayQueue<T> {
     /// from before the queue was made counts as the queue's first tick. The
     /// value's deadline then reads as the end of that tick, as tokio-util's
     /// does.
-    fn insert_ns(&mut self, value: T, deadline: Deadline) -> Key {
+    fn insert_deadline(&mut self, value: T, deadline: Deadline) -> Key {
         let generation = self.generation;
         self.generation = self.generation.wrapping_add(1);
         let slot = Slot { value, generation };
@@ -368,8 +368,8 @@ impl<T> DelayQueue<T> {
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let ns = self.core().clock.deadline_after(timeout);
-        self.reset_ns(key, ns)
+        let at = self.core().clock.deadline_after(timeout);
+        self.reset_to(key, at)
     }
 
     /// Moves the value of `key` to expire at `when`.
@@ -388,11 +388,11 @@ impl<T> DelayQueue<T> {
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let ns = self.core().clock.deadline_of(when);
-        self.reset_ns(key, ns)
+        let at = self.core().clock.deadline_of(when);
+        self.reset_to(key, at)
     }
 
-    fn reset_ns(&mut self, key: &Key, deadline: Deadline) -> Option<()> {
+    fn reset_to(&mut self, key: &Key, deadline: Deadline) -> Option<()> {
         if !self.valid(key) {
             return None;
         }
@@ -592,7 +592,7 @@ impl<T> DelayQueue<T> {
                 }
             };
             if self.armed != Some(due) {
-                self.sleep.reset_ns(self.wheel.deadline_of_due(due));
+                self.sleep.reset_to(self.wheel.deadline_of_due(due));
                 self.armed = Some(due);
                 self.sleep_waits = false;
             }

@@ -70,7 +70,7 @@ use crate::driver::{Registration, ShardRef};
 #[derive(Debug)]
 pub struct Sleep {
     shard: ShardRef,
-    /// Nanoseconds from the wheel's origin (finite: far deadlines are clamped).
+    /// Finite: far deadlines are clamped (see `crate::clock`).
     deadline: Deadline,
     key: u32,
     state: State,
@@ -92,17 +92,17 @@ enum State {
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
-        let ns = shard.core().clock.deadline_after(duration);
-        Sleep::new(shard, ns)
+        let at = shard.core().clock.deadline_after(duration);
+        Sleep::new(shard, at)
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
-        let ns = shard.core().clock.deadline_of(deadline);
-        Sleep::new(shard, ns)
+        let at = shard.core().clock.deadline_of(deadline);
+        Sleep::new(shard, at)
     }
 
-    /// A sleep until `deadline` (nanoseconds from the wheel's origin).
+    /// A sleep until `deadline`.
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Sleep {
         Sleep {
             shard,
@@ -181,17 +181,17 @@ impl Sleep {
     /// # }
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        let ns = self.shard.core().clock.deadline_of(deadline);
-        self.reset_ns(ns);
+        let at = self.shard.core().clock.deadline_of(deadline);
+        self.reset_to(at);
     }
 
-    /// Moves the deadline to `ns` (see [`reset`](Sleep::reset)).
-    pub(crate) fn reset_ns(&mut self, ns: Deadline) {
-        let old = std::mem::replace(&mut self.deadline, ns);
+    /// Moves the deadline to `deadline` (see [`reset`](Sleep::reset)).
+    pub(crate) fn reset_to(&mut self, deadline: Deadline) {
+        let old = std::mem::replace(&mut self.deadline, deadline);
         self.touched = true;
         match self.state {
             State::Registered => {
-                if !self.shard.reset_owned(self.key, old, ns) {
+                if !self.shard.reset_owned(self.key, old, deadline) {
                     self.state = State::Unchecked;
                 }
             }

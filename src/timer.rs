@@ -563,8 +563,8 @@ impl Wheel {
     {
         let runtime = current_runtime("spawn_at");
         let shard = self.claim()?;
-        let ns = shard.core().clock.deadline_of(deadline);
-        Ok(schedule(shard, ns, runtime, future))
+        let at = shard.core().clock.deadline_of(deadline);
+        Ok(schedule(shard, at, runtime, future))
     }
 
     // ===== Interval =====

@@ -334,7 +334,7 @@ fn reset_earlier_vs_fire() {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 8), &w);
-        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(at(3)));
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_to(at(3)));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();
@@ -357,7 +357,7 @@ fn reset_later_vs_fire() {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 3), &w);
-        let resetter = poll_on_thread(sleep, w, |s| s.reset_ns(at(20)));
+        let resetter = poll_on_thread(sleep, w, |s| s.reset_to(at(20)));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
         let (mut sleep, w, ready) = resetter.join().unwrap();
