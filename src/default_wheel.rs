@@ -258,7 +258,7 @@ fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
 /// A timer's place on the current runtime's default wheel; panics, naming
 /// `what`, outside a runtime or when the wheel is full. The timer is made
 /// from it after the thread-local lookup, which then hands back one word
-/// rather than the whole timer (measured: 5-6 ns a call).
+/// rather than the whole timer.
 #[track_caller]
 #[inline]
 fn claim(what: &str) -> ShardRef {
@@ -266,7 +266,9 @@ fn claim(what: &str) -> ShardRef {
     if task.is_some() {
         // The fast path of `with_current`, written out for this one call:
         // the result is left in a local rather than returned through
-        // `try_with`'s nested enums (measured: ~8 ns a call).
+        // `try_with`'s nested enums, whose copies `perf` showed stalling.
+        // With this, a free function costs what a held `Wheel` does
+        // (BENCHMARKS.md); it was 15-18 ns more.
         let mut hit = None;
         let _ = CURRENT.try_with(|cell| {
             if let Ok(cached) = cell.try_borrow() {
