@@ -101,6 +101,7 @@ pub(crate) fn run(shards: Arc<Shards>) -> impl Future<Output = ()> + Send {
         arm: Mutex::new(Arm {
             sleep: Some(Box::pin(tokio::time::sleep_until(Instant::now()))),
             at: None,
+            wakers: Vec::with_capacity(BATCH),
         }),
     });
     let guard = Guard { shards, alarm };
@@ -135,6 +136,8 @@ struct Arm {
     /// `None` once the driver has stopped.
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     at: Option<Instant>,
+    /// Expired wakers on their way out, reused from pass to pass.
+    wakers: Vec<Waker>,
 }
 
 /// How a pass ended.
@@ -166,11 +169,11 @@ impl Alarm {
     /// One pass of the driver: expires what is due (at most `budget`
     /// timers), then plans the next tick with work and arms the tokio
     /// sleep for it, polled with `alarm`.
-    fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker, wakers: &mut Vec<Waker>) -> Pass {
+    fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker) -> Pass {
         let core = &*self.shards.core;
         core.begin_run();
         let now = core.clock.now_tick();
-        let next = match expire(&self.shards, now, wakers, budget) {
+        let next = match expire(&self.shards, now, &mut arm.wakers, budget) {
             (next, false) => next,
             (_, true) => return Pass::More,
         };
@@ -214,11 +217,10 @@ impl Wake for Alarm {
             self.kick();
             return;
         }
-        let mut wakers = Vec::new();
         let Ok(mut arm) = self.arm.try_lock() else {
             // The task is running a pass, or this wake-up comes from within
             // one: wake what is due now, and let the task finish.
-            expire(&self.shards, core.clock.now_tick(), &mut wakers, INLINE);
+            expire(&self.shards, core.clock.now_tick(), &mut Vec::new(), INLINE);
             self.kick();
             return;
         };
@@ -228,7 +230,7 @@ impl Wake for Alarm {
         core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
         for _ in 0..ALARM_RETRIES {
-            match self.pass(&mut arm, INLINE, &waker, &mut wakers) {
+            match self.pass(&mut arm, INLINE, &waker) {
                 Pass::Armed => return,
                 Pass::More | Pass::Dead => break,
                 Pass::Again => {}
@@ -244,7 +246,6 @@ async fn drive(guard: &Guard) {
     let alarm = &guard.alarm;
     let core = &*shards.core;
     let alarm_waker = Waker::from(alarm.clone());
-    let mut wakers = Vec::with_capacity(BATCH);
     loop {
         if core.is_shutdown() || abandoned(shards) {
             return;
@@ -256,9 +257,9 @@ async fn drive(guard: &Guard) {
         // then look again: a registration may need an earlier tick than the
         // one that pass arms.
         let pass = match alarm.arm.try_lock() {
-            Ok(mut arm) => Some(alarm.pass(&mut arm, YIELD_EVERY, &alarm_waker, &mut wakers)),
+            Ok(mut arm) => Some(alarm.pass(&mut arm, YIELD_EVERY, &alarm_waker)),
             Err(TryLockError::Poisoned(e)) => {
-                Some(alarm.pass(&mut e.into_inner(), YIELD_EVERY, &alarm_waker, &mut wakers))
+                Some(alarm.pass(&mut e.into_inner(), YIELD_EVERY, &alarm_waker))
             }
             Err(TryLockError::WouldBlock) => None,
         };
