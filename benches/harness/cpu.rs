@@ -7,7 +7,7 @@
 //! Per-thread times of *sleeping* threads are exact in
 //! `/proc/self/task/*/schedstat`, which is how helper threads are told apart.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Imp;
 
@@ -138,6 +138,16 @@ impl Meter {
             cpu_ns: cpu.saturating_sub(foreign),
         }
     }
+}
+
+/// RSS growth per timer while one timer per deadline is made (by `make`)
+/// and held.
+pub fn rss_growth_per<T>(deadlines: &[Duration], mut make: impl FnMut(Duration) -> T) -> f64 {
+    let before = rss_bytes();
+    let held: Vec<T> = deadlines.iter().map(|&d| make(d)).collect();
+    let after = rss_bytes();
+    std::hint::black_box(&held);
+    (after - before) as f64 / deadlines.len() as f64
 }
 
 /// Resident memory of the process in bytes (`/proc/self/statm`).

@@ -13,7 +13,6 @@
 //! A server's task, polled once per request, does not hit the budget either.
 
 use std::future::{poll_fn, Future};
-use std::hint::black_box;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +25,7 @@ use pingora_timeout::fast_timeout::{fast_sleep, fast_timeout};
 use tokio::runtime::{Handle, Runtime};
 use tokio_util::time::DelayQueue;
 
-use super::cpu::{rss_bytes, Meter, Span};
+use super::cpu::{rss_growth_per, Meter, Span};
 use super::workloads::{
     insert_then_cancel, lock, queue_insert_cancel, unsupported, wait_until, InsertCancel, FAR,
 };
@@ -498,26 +497,19 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize) -> f64 {
     let w = wheel.clone();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
     let per = run_in_task(r, move |cx| {
-        fn measure<T>(deadlines: &[Duration], mut make: impl FnMut(Duration) -> T) -> f64 {
-            let before = rss_bytes();
-            let held: Vec<T> = deadlines.iter().map(|&d| make(d)).collect();
-            let after = rss_bytes();
-            black_box(&held);
-            (after - before) as f64 / deadlines.len() as f64
-        }
         let d = &deadlines[..];
         match imp {
-            Imp::Hashwheel => measure(d, |d| polled(w.sleep(d), cx)),
-            Imp::HashwheelFree => measure(d, |d| polled(hashwheel::sleep(d), cx)),
-            Imp::Tokio => measure(d, |d| polled(Box::pin(tokio::time::sleep(d)), cx)),
-            Imp::Pingora => measure(d, |d| polled(Box::pin(fast_sleep(d)), cx)),
+            Imp::Hashwheel => rss_growth_per(d, |d| polled(w.sleep(d), cx)),
+            Imp::HashwheelFree => rss_growth_per(d, |d| polled(hashwheel::sleep(d), cx)),
+            Imp::Tokio => rss_growth_per(d, |d| polled(Box::pin(tokio::time::sleep(d)), cx)),
+            Imp::Pingora => rss_growth_per(d, |d| polled(Box::pin(fast_sleep(d)), cx)),
             Imp::TokioUtil => {
                 let mut dq = DelayQueue::new();
-                measure(d, |d| dq.insert(0u32, d))
+                rss_growth_per(d, |d| dq.insert(0u32, d))
             }
             Imp::HashwheelQueue => {
                 let mut dq = w.delay_queue();
-                measure(d, |d| dq.insert(0u32, d))
+                rss_growth_per(d, |d| dq.insert(0u32, d))
             }
             _ => unsupported(imp),
         }

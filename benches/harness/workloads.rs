@@ -15,7 +15,7 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 use tokio_util::time::DelayQueue;
 
-use super::cpu::{rss_bytes, threads_cpu_ns, Meter, Span};
+use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
 use super::queue::{self, Queue};
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
 
@@ -284,26 +284,19 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     let env = Env::new();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
     let _rt = env.rt.enter();
-    fn measure<T>(deadlines: &[Duration], mut make: impl FnMut(Duration) -> T) -> f64 {
-        let before = rss_bytes();
-        let held: Vec<T> = deadlines.iter().map(|&d| make(d)).collect();
-        let after = rss_bytes();
-        black_box(&held);
-        (after - before) as f64 / deadlines.len() as f64
-    }
     match imp {
-        Imp::Hashwheel => measure(&deadlines, |d| polled(env.wheel.sleep(d))),
+        Imp::Hashwheel => rss_growth_per(&deadlines, |d| polled(env.wheel.sleep(d))),
         Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
-        Imp::Tokio => measure(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
-        Imp::FuturesTimer => measure(&deadlines, |d| polled(futures_timer::Delay::new(d))),
-        Imp::Pingora => measure(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
+        Imp::Tokio => rss_growth_per(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
+        Imp::FuturesTimer => rss_growth_per(&deadlines, |d| polled(futures_timer::Delay::new(d))),
+        Imp::Pingora => rss_growth_per(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
         Imp::TokioUtil => {
             let mut dq = DelayQueue::new();
-            measure(&deadlines, |d| dq.insert(0u32, d))
+            rss_growth_per(&deadlines, |d| dq.insert(0u32, d))
         }
         Imp::HashwheelQueue => {
             let mut dq = env.wheel.delay_queue();
-            measure(&deadlines, |d| dq.insert(0u32, d))
+            rss_growth_per(&deadlines, |d| dq.insert(0u32, d))
         }
     }
 }
