@@ -133,10 +133,13 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         &Imp::TASK,
         |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
     );
-    per_op(c, "task_timeout_pending_once_cpu", &Imp::TASK, |imp, n| {
-        cpu(tasks::timeout(env.rt(1), imp, true, n))
-    });
-    per_op(c, "task_timeout_ready_cpu", &Imp::TASK, |imp, n| {
+    per_op(
+        c,
+        "task_timeout_pending_once_cpu",
+        &Imp::TASK_TIMEOUT,
+        |imp, n| cpu(tasks::timeout(env.rt(1), imp, true, n)),
+    );
+    per_op(c, "task_timeout_ready_cpu", &Imp::TASK_TIMEOUT, |imp, n| {
         cpu(tasks::timeout(env.rt(1), imp, false, n))
     });
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {

@@ -103,8 +103,18 @@ impl Clock {
     /// an `Instant` lands 30 years from now, as in `tokio::time::sleep`.
     pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
         let now = Instant::now();
-        let at = now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE);
-        self.deadline_of(at)
+        match nanos(d) {
+            // The same sum in nanoseconds, with one `Instant` subtraction
+            // instead of an addition and a subtraction. It saturates where
+            // `deadline_of` clamps: at the horizon.
+            Some(n) => Deadline(self.ns_of(now).saturating_add(n)),
+            // Beyond 2^63 ns: past the horizon, or past what an `Instant`
+            // holds; the rare case keeps tokio's exact rule.
+            None => {
+                let at = now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE);
+                self.deadline_of(at)
+            }
+        }
     }
 
     fn now_ns(&self) -> i64 {
@@ -251,6 +261,41 @@ mod tests {
         assert_eq!(c.tick_of(at(HORIZON_NS - 1)), last);
         assert_eq!(c.tick_of(at(HORIZON_NS)), last);
         assert_eq!(c.tick_of(at(last as i64 * 1_000_000)), last);
+    }
+
+    /// The nanosecond sum in `deadline_after` is the `Instant` sum it
+    /// stands for, on both sides of the origin and up to the horizon.
+    #[test]
+    fn a_deadline_after_is_now_plus_the_duration() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let now = Instant::now();
+            let secs = |s: u64| Duration::from_secs(s);
+            for origin in [now - secs(3600), now, now + secs(7)] {
+                let c = Clock::new(origin, Duration::from_millis(1));
+                for d in [
+                    Duration::ZERO,
+                    Duration::from_nanos(1),
+                    Duration::from_micros(1500),
+                    secs(30),
+                    secs(200 * 365 * 86_400),
+                    Duration::from_nanos(i64::MAX as u64),
+                ] {
+                    assert_eq!(c.deadline_after(d), c.deadline_of(now + d), "{d:?}");
+                }
+                // Past 2^63 ns: the `Instant` sum, clamped at the horizon
+                // when the origin is not after now.
+                let beyond = Duration::from_nanos(i64::MAX as u64) + secs(1);
+                assert_eq!(c.deadline_after(beyond), c.deadline_of(now + beyond));
+                if origin <= now {
+                    assert_eq!(c.deadline_after(beyond), Deadline(HORIZON_NS));
+                }
+            }
+        });
     }
 
     #[test]

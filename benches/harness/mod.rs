@@ -39,8 +39,8 @@ pub enum Imp {
     Pingora,
     /// `futures_timer::Delay`.
     FuturesTimer,
-    /// No timer at all: the server row's baseline, which does the same
-    /// message work without any timer.
+    /// No timer at all: the baseline of the server and timeout rows, which
+    /// do the same work without any timer.
     NoTimer,
 }
 
@@ -79,6 +79,15 @@ impl Imp {
     /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
     /// functions, tokio and pingora.
     pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
+    /// The timeout rows in a task: every [`Imp::TASK`], and the future
+    /// polled alone, with no timeout around it (the harness's own cost).
+    pub const TASK_TIMEOUT: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Tokio,
+        Imp::Pingora,
+        Imp::NoTimer,
+    ];
     /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
     /// can cancel, and the two `DelayQueue`s.
     pub const TASK_HOLDERS: [Imp; 5] = [

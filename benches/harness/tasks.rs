@@ -307,7 +307,7 @@ fn finish<F: Future>(mut f: Pin<&mut F>, pending_first: bool, cx: &mut Context<'
 
 /// In one task on `rt`, `ops` times: `timeout(30 s, f)` polled to
 /// completion with the task's context, where `f` is pending once and then
-/// ready, or ready at once.
+/// ready, or ready at once; for [`Imp::NoTimer`], `f` alone.
 pub fn timeout(rt: Rt<'_>, imp: Imp, pending_first: bool, ops: u64) -> Span {
     assert_eq!(rt.workers, 1, "the timeout rows run one task");
     let wheel = rt.wheel.clone();
@@ -331,6 +331,11 @@ pub fn timeout(rt: Rt<'_>, imp: Imp, pending_first: bool, ops: u64) -> Span {
         Imp::Pingora => {
             for _ in 0..ops {
                 finish(pin!(fast_timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        Imp::NoTimer => {
+            for _ in 0..ops {
+                finish(pin!(f()), pending_first, cx);
             }
         }
         _ => unsupported(imp),

@@ -17,6 +17,7 @@ use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
 use super::queue::{self, Queue};
+use super::tasks::multi_thread;
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
 
 /// The deadline of a timer that is cancelled long before it fires.
@@ -703,21 +704,53 @@ pub struct QueueOps {
     pub drain: Span,
 }
 
-/// On tokio's paused clock: insert one entry per deadline into a new
-/// queue, reset each (in random order) one second later, remove each (in
-/// random order); then insert them again, move the clock past the last
-/// deadline and drain the queue through `poll_expired`.
+/// How far apart the first and the last deadline are when the queue is
+/// filled again for the drain: the deadlines keep their order, squeezed into
+/// a span the run can wait out on the real clock.
+const DRAIN_SPAN: Duration = Duration::from_millis(200);
+
+/// In a task on a fresh 1-worker runtime, on the real clock (where a
+/// server's queue lives): insert one entry per deadline into a new queue,
+/// reset each (in random order) one second later, remove each (in random
+/// order); then insert them again with their deadlines squeezed into
+/// [`DRAIN_SPAN`] from now, wait until the last has passed and drain the
+/// queue through `poll_expired`.
+///
+/// Real clock, not the paused one: with tokio's `test-util` (which the
+/// dev-dependencies enable), `Instant::now()` on a paused clock locks the
+/// clock's mutex, and that lock was most of what `insert` and `reset`
+/// measured.
 pub fn delay_queue(imp: Imp, deadlines: &[Duration], order: &[usize]) -> QueueOps {
-    paused_runtime().block_on(async {
-        match imp {
-            Imp::TokioUtil => queue_ops(imp, DelayQueue::new(), deadlines, order).await,
-            Imp::HashwheelQueue => {
-                let wheel = Wheel::new();
-                queue_ops(imp, wheel.delay_queue(), deadlines, order).await
+    let rt = multi_thread(1, "queue-rt");
+    let (deadlines, order): (Arc<[Duration]>, Arc<[usize]>) = (deadlines.into(), order.into());
+    let ops = rt.block_on(async move {
+        tokio::spawn(async move {
+            match imp {
+                Imp::TokioUtil => queue_ops(imp, DelayQueue::new(), &deadlines, &order).await,
+                Imp::HashwheelQueue => {
+                    let wheel = Wheel::new();
+                    queue_ops(imp, wheel.delay_queue(), &deadlines, &order).await
+                }
+                _ => unsupported(imp),
             }
-            _ => unsupported(imp),
-        }
-    })
+        })
+        .await
+        .expect("queue task")
+    });
+    rt.shutdown_background();
+    ops
+}
+
+/// `deadlines` squeezed into [`DRAIN_SPAN`] after `base`, in their order.
+fn squeezed(deadlines: &[Duration], base: Instant) -> Vec<Instant> {
+    let lo = deadlines.iter().min().copied().unwrap_or_default();
+    let hi = deadlines.iter().max().copied().unwrap_or_default();
+    let width = (hi - lo).as_nanos().max(1);
+    let span = DRAIN_SPAN.as_nanos();
+    deadlines
+        .iter()
+        .map(|&d| base + Duration::from_nanos(((d - lo).as_nanos() * span / width) as u64))
+        .collect()
 }
 
 async fn queue_ops<Q: Queue>(
@@ -726,7 +759,6 @@ async fn queue_ops<Q: Queue>(
     deadlines: &[Duration],
     order: &[usize],
 ) -> QueueOps {
-    let last = deadlines.iter().max().copied().unwrap_or_default();
     let m = Meter::start(imp);
     let keys: Vec<_> = deadlines.iter().map(|&d| q.insert(0, d)).collect();
     let insert = m.stop();
@@ -740,10 +772,12 @@ async fn queue_ops<Q: Queue>(
         black_box(q.remove(&keys[i]));
     }
     let remove = m.stop();
-    for &d in deadlines {
-        q.insert(0, d);
+    let ats = squeezed(deadlines, Instant::now() + Duration::from_millis(5));
+    for &at in &ats {
+        q.insert_at(0, at);
     }
-    tokio::time::advance(last + Duration::from_millis(1)).await;
+    let last = ats.iter().max().copied().unwrap_or_else(Instant::now);
+    tokio::time::sleep_until(last + Duration::from_millis(2)).await;
     let m = Meter::start(imp);
     let mut drained = 0;
     while let Some(v) = queue::next(&mut q).await {

@@ -68,7 +68,7 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
     let ops = cfg.task_ops;
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
         let name = format!("task, 1 worker: timeout(30 s, f), f {what}, CPU");
-        rounds(cfg.rounds, &Imp::TASK, |imp| {
+        rounds(cfg.rounds, &Imp::TASK_TIMEOUT, |imp| {
             let cpu = tasks::timeout(e.task.rt(1), imp, pending, ops)
                 .per_op(ops)
                 .0;

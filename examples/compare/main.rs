@@ -368,8 +368,8 @@ const SECTIONS: [(&str, Section); 16] = [
     ("burst", burst),
     ("lateness", lateness),
     ("idle", idle),
-    ("pass", expiry_pass),
     ("queue", delay_queue),
+    ("pass", expiry_pass),
 ];
 
 // ===== main =====
