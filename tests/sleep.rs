@@ -1,3 +1,8 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
 use hashwheel::Wheel;
@@ -191,6 +196,49 @@ async fn drop_removes_the_entry() {
     // Nothing fires later.
     advance(ms(100)).await;
     assert_eq!(wheel.metrics().fired_count(), 0);
+}
+
+/// Dropped sleeps leave their entries for a sweep (a batch of removals
+/// under one lock): they count as gone at once and their wakers are never
+/// woken, while the sleeps kept fire on time.
+#[tokio::test(start_paused = true)]
+async fn many_dropped_sleeps_wake_nobody_and_leave_nothing() {
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let wheel = Wheel::new();
+    let count = Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut sleeps: Vec<_> = (0..100u64).map(|i| wheel.sleep(ms(10 + i % 7))).collect();
+    for s in &mut sleeps {
+        assert!(Pin::new(s).poll(&mut cx).is_pending());
+    }
+    // More than two sweeps' worth, in an order unlike their insertion.
+    let (mut kept, dropped): (Vec<_>, Vec<_>) = sleeps
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| i % 10 < 3);
+    drop(dropped);
+    let m = wheel.metrics();
+    assert_eq!(
+        (m.num_pending(), m.num_entries(), m.cancelled_count()),
+        (30, 30, 70)
+    );
+    advance(ms(20)).await;
+    let m = wheel.metrics();
+    assert_eq!((m.fired_count(), m.num_pending()), (30, 0));
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        30,
+        "a dropped sleep was woken"
+    );
+    for (_, s) in &mut kept {
+        assert!(Pin::new(s).poll(&mut cx).is_ready());
+    }
 }
 
 #[tokio::test(start_paused = true)]

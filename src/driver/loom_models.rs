@@ -381,6 +381,40 @@ fn reset_later_vs_fire() {
     });
 }
 
+/// A sleep dropped while the driver fires its tick: its entry waits in the
+/// shard for a sweep, with its waker already dropped. Either the driver
+/// fires it (and wakes the task) or the drop cancels it (and nobody is
+/// woken); never both, never neither, and nothing stays behind.
+#[test]
+fn sleep_drop_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (f, w) = flag();
+        let sleep = registered(sleep(&shards, 0, 5), &w);
+        let dropper = thread::spawn(move || drop(sleep));
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 10));
+        dropper.join().unwrap();
+        driver.join().unwrap();
+        let c = shards.counts();
+        assert_eq!(
+            c.fired + c.cancelled,
+            1,
+            "fired {} cancelled {}",
+            c.fired,
+            c.cancelled
+        );
+        assert_eq!(
+            woken(&f),
+            c.fired == 1,
+            "woken after a cancel, or fired unwoken"
+        );
+        // The next driver run sweeps what the drop left.
+        driver_run(&shards, 11);
+        assert_empty(&shards);
+    });
+}
+
 /// A sleep's entry is the driver's once its tick is processed: the driver
 /// removes it, and a sleep dropped at the same time must not remove it
 /// again, nor the entry a new sleep then takes in the same slot.

@@ -18,6 +18,11 @@
 //!   `Delay`'s state word). The driver takes its waker (leaving a no-op
 //!   waker) when it pops it; the entry stays in the slab, expired, until its
 //!   owner polls or drops.
+//! - A cancelled sleep's entry may stay in the wheel, with a no-op waker, on
+//!   its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
+//!   removes them all before the driver advances or drains it, so the
+//!   driver never meets one, and the shard's counts leave them out. Their
+//!   slots are not handed out again before that sweep.
 //! - Wakers are never woken or dropped while a shard lock is held.
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
@@ -205,10 +210,19 @@ impl Waiter {
 #[derive(Debug)]
 struct ShardState {
     wheel: HashedWheel<Waiter>,
+    /// Sleeps' entries cancelled but still in the wheel, their wakers
+    /// already dropped: removed together by [`ShardState::sweep`].
+    swept: Vec<u32>,
     shutdown: bool,
     fired: u64,
     cancelled: u64,
 }
+
+/// Cancelled sleeps' entries a shard collects before it removes them in one
+/// sweep. At millions of timers each removal writes two list neighbours
+/// that are random in memory; one at a time, every cancel waits for those
+/// misses at its lock release, while a sweep lets them overlap.
+const SWEEP_AT: usize = 32;
 
 /// Slab capacity an empty shard may keep; beyond it, the slab is given
 /// back when the shard empties, so a burst of timers does not hold its
@@ -229,6 +243,29 @@ impl ShardState {
 
     fn waiter(&mut self, key: u32) -> &mut Waiter {
         self.wheel.get_mut(key).expect("timer entry")
+    }
+
+    /// Removes every cancelled entry still in the wheel. Runs before the
+    /// wheel is advanced or drained, so that the driver never meets one.
+    fn sweep(&mut self) {
+        if self.swept.is_empty() {
+            return;
+        }
+        let mut keys = mem::take(&mut self.swept);
+        for key in keys.drain(..) {
+            // A no-op waker: the sleep's own was dropped when it cancelled.
+            drop(self.wheel.remove(key));
+        }
+        self.swept = keys;
+        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
+            self.wheel.shrink_to_fit();
+        }
+    }
+
+    /// Entries not yet expired, the cancelled ones awaiting a sweep left
+    /// out.
+    fn pending(&self) -> usize {
+        self.wheel.pending() - self.swept.len()
     }
 }
 
@@ -269,6 +306,7 @@ impl Shard {
             elapsed: AtomicU64::new(elapsed),
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
+                swept: Vec::new(),
                 shutdown: false,
                 fired: 0,
                 cancelled: 0,
@@ -380,10 +418,20 @@ impl Shard {
         if due <= s.wheel.elapsed() {
             return;
         }
-        if !s.shutdown {
-            s.cancelled += 1;
+        if s.shutdown {
+            let old = s.remove(key);
+            drop(s);
+            drop(old);
+            return;
         }
-        let old = s.remove(key);
+        s.cancelled += 1;
+        // The waker goes now (it may hold the last reference to a task);
+        // the entry goes with the next sweep.
+        let old = mem::replace(&mut s.waiter(key).waker, Waker::noop().clone());
+        s.swept.push(key);
+        if s.swept.len() >= SWEEP_AT {
+            s.sweep();
+        }
         drop(s);
         drop(old);
     }
@@ -412,6 +460,7 @@ impl Shard {
                 next: NEVER,
             };
         }
+        s.sweep();
         s.wheel.advance(now);
         self.elapsed.store(s.wheel.elapsed(), Ordering::Release);
         let mut fired = 0;
@@ -450,6 +499,7 @@ impl Shard {
             return 0;
         }
         s.shutdown = true;
+        s.sweep();
         let elapsed = s.wheel.elapsed();
         let mut n = 0;
         // Sleeps' entries due by `elapsed` are the driver's: the sleeps will
@@ -471,10 +521,10 @@ impl Shard {
     pub(crate) fn counts(&self) -> ShardCounts {
         let s = lock(&self.state);
         ShardCounts {
-            pending: s.wheel.pending(),
+            pending: s.pending(),
             fired: s.fired,
             cancelled: s.cancelled,
-            entries: s.wheel.len(),
+            entries: s.wheel.len() - s.swept.len(),
         }
     }
 }
