@@ -21,8 +21,9 @@
 //! - A cancelled sleep's entry may stay in the wheel, with a no-op waker, on
 //!   its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
 //!   removes them all before the driver advances or drains it, so the
-//!   driver never meets one, and the shard's counts leave them out. Their
-//!   slots are not handed out again before that sweep.
+//!   driver never meets one, and as soon as they are all it holds, so an
+//!   emptied shard gives its slab back; the shard's counts leave them out.
+//!   Their slots are not handed out again before that sweep.
 //! - Wakers are never woken or dropped while a shard lock is held.
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
@@ -429,7 +430,9 @@ impl Shard {
         // the entry goes with the next sweep.
         let old = mem::replace(&mut s.waiter(key).waker, Waker::noop().clone());
         s.swept.push(key);
-        if s.swept.len() >= SWEEP_AT {
+        // Also when nothing else is left: the sweep then gives a big slab's
+        // memory back, which no driver pass may come to do.
+        if s.swept.len() >= SWEEP_AT || s.wheel.len() == s.swept.len() {
             s.sweep();
         }
         drop(s);
@@ -673,5 +676,44 @@ impl Shards {
             total.entries += c.entries;
         }
         total
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A shard emptied by cancels, the last of them left for a sweep, gives
+    /// its slab back at the last cancel: no driver pass may ever come.
+    #[test]
+    fn the_last_cancel_gives_a_big_slab_back() {
+        let core = Arc::new(Core::new(
+            Instant::now(),
+            Duration::from_millis(1),
+            64,
+            None,
+        ));
+        let shard = Shard::new(core, 0);
+        let waker = Waker::noop();
+        let n = 2 * KEEP_CAPACITY + 7;
+        let keys: Vec<u32> = (0..n)
+            .map(|i| match shard.register(1_000 + i as u64, waker) {
+                Registration::Key(k) => k,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(lock(&shard.state).wheel.capacity() > KEEP_CAPACITY);
+        for (i, k) in keys.into_iter().enumerate() {
+            shard.cancel(k, 1_000 + i as u64);
+        }
+        let s = lock(&shard.state);
+        assert_eq!((s.wheel.len(), s.swept.len()), (0, 0));
+        assert!(
+            s.wheel.capacity() <= KEEP_CAPACITY,
+            "{}",
+            s.wheel.capacity()
+        );
     }
 }
