@@ -263,16 +263,20 @@ mod tests {
         assert_eq!(c.tick_of(at(last as i64 * 1_000_000)), last);
     }
 
+    /// A current-thread runtime on tokio's paused clock.
+    fn paused() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap()
+    }
+
     /// The nanosecond sum in `deadline_after` is the `Instant` sum it
     /// stands for, on both sides of the origin and up to the horizon.
     #[test]
     fn a_deadline_after_is_now_plus_the_duration() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        paused().block_on(async {
             let now = Instant::now();
             let secs = |s: u64| Duration::from_secs(s);
             for origin in [now - secs(3600), now, now + secs(7)] {
@@ -311,12 +315,7 @@ mod tests {
 
     #[test]
     fn the_boundary_found_is_a_tick_of_tokio() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        paused().block_on(async {
             let start = Instant::now();
             // Move the clock off tokio's millisecond grid and let tokio's
             // driver process: its last tick is then the 2 ms boundary.
