@@ -24,7 +24,8 @@
 //!   driver never meets one, and as soon as they are all it holds, so an
 //!   emptied shard gives its slab back; the shard's counts leave them out.
 //!   Their slots are not handed out again before that sweep.
-//! - Wakers are never woken or dropped while a shard lock is held.
+//! - Wakers are never woken or dropped while a shard lock is held, but for
+//!   the no-op waker that stands in for a taken one (a sweep drops those).
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
 
