@@ -47,9 +47,6 @@ fn nanos(d: Duration) -> Option<i64> {
 pub(crate) struct Deadline(i64);
 
 impl Deadline {
-    /// The wheel's origin.
-    pub(crate) const ORIGIN: Deadline = Deadline(0);
-
     /// `ns` nanoseconds from the origin (tests).
     #[cfg(test)]
     pub(crate) fn from_ns(ns: i64) -> Deadline {

@@ -3,19 +3,19 @@
 //!
 //! The queue owns a private hashed wheel (the engine's
 //! `driver::queue::QueueWheel`: the structure the shared driver uses, with
-//! no lock, as the queue has a single owner) and one wheel-backed `Sleep`
-//! armed for the earliest moment that can hold a due value.
+//! no lock, as the queue has a single owner) and one alarm on the shared
+//! wheel (`driver::queue::QueueAlarm`) set for the earliest moment that can
+//! hold a due value.
 //!
 //! # Invariants
 //!
 //! - Every value in the queue is one entry of `wheel`; its slot carries the
 //!   value and the generation its [`Key`] was given.
 //! - A key is valid while the entry at its index carries its generation.
-//! - `armed` is the moment the sleep is set for, if any; every insert or
+//! - `armed` is the moment the alarm is set for, if any; every insert or
 //!   reset to an earlier one wakes the task last seen in `poll_expired`.
 
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -24,9 +24,8 @@ use futures_core::Stream;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
-use crate::driver::queue::{Due, Look, QueueWheel};
+use crate::driver::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 use crate::driver::Core;
-use crate::sleep::Sleep;
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).
@@ -101,8 +100,14 @@ struct Slot<T> {
 /// tick and slot count of the [`Wheel`](crate::Wheel) it came from, entries
 /// in a slab chained per bucket: insert, reset and remove are O(1); expiry is
 /// O(1) per value plus a look at each bucket whose tick has come. The queue
-/// has one owner, so it takes no lock; it keeps one [`Sleep`] on the shared
-/// wheel for its next due tick, so the shared driver wakes it.
+/// has one owner, so it takes no lock; it keeps one entry on the shared
+/// wheel, at its next due tick, so that the shared driver wakes it. Polling
+/// it again from the same task while nothing is due takes no lock either.
+///
+/// After the wheel shuts down (see [`Wheel::shutdown`](crate::Wheel::shutdown))
+/// nothing will wake the queue again, so it hands out every value it holds
+/// at once, in deadline order, as a [`Sleep`](crate::Sleep) completes then;
+/// values inserted afterwards come out at once too.
 ///
 /// # Cancel safety
 ///
@@ -129,14 +134,10 @@ struct Slot<T> {
 /// ```
 pub struct DelayQueue<T> {
     wheel: QueueWheel<Slot<T>>,
-    sleep: Sleep,
+    alarm: QueueAlarm,
     armed: Option<Due>,
-    /// The sleep is registered for `armed` with the waker in `waker`.
-    sleep_waits: bool,
     waker: Option<Waker>,
     generation: u32,
-    /// tokio's timer, used only once the shared wheel has shut down.
-    fallback: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl<T> fmt::Debug for DelayQueue<T> {
@@ -150,16 +151,14 @@ impl<T> fmt::Debug for DelayQueue<T> {
 }
 
 impl<T> DelayQueue<T> {
-    pub(crate) fn on(sleep: Sleep, capacity: usize) -> DelayQueue<T> {
-        let wheel = QueueWheel::new(sleep.core(), capacity);
+    pub(crate) fn on(alarm: QueueAlarm, capacity: usize) -> DelayQueue<T> {
+        let wheel = QueueWheel::new(alarm.core(), capacity);
         DelayQueue {
             wheel,
-            sleep,
+            alarm,
             armed: None,
-            sleep_waits: false,
             waker: None,
             generation: 0,
-            fallback: None,
         }
     }
 
@@ -203,7 +202,7 @@ impl<T> DelayQueue<T> {
     }
 
     fn core(&self) -> &Core {
-        self.sleep.core()
+        self.alarm.core()
     }
 
     /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
@@ -575,52 +574,35 @@ impl<T> DelayQueue<T> {
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
-            self.sleep_waits = false;
         }
         loop {
             if self.wheel.len() == 0 {
                 self.armed = None;
                 return Poll::Ready(None);
             }
-            let (due, come) = match self.wheel.look() {
+            let due = match self.wheel.look() {
                 Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
-                Look::Wait { due, come } => (due, come),
+                Look::Wait { due, .. } => due,
                 Look::Never => {
                     // Only values that never expire.
                     self.armed = None;
                     return Poll::Pending;
                 }
             };
-            if self.armed != Some(due) {
-                self.sleep.reset_to(self.wheel.deadline_of_due(due));
-                self.armed = Some(due);
-                self.sleep_waits = false;
-            }
-            if self.sleep_waits && !come && !self.core().is_shutdown() {
-                // The sleep waits for this moment with this task's waker: it
-                // will wake us; polling it again would only take its lock.
-                return Poll::Pending;
-            }
-            if self.sleep.poll_sleep(cx).is_pending() {
-                self.sleep_waits = true;
-                return Poll::Pending;
-            }
-            self.sleep_waits = false;
-            self.armed = None;
-            if !self.wheel.has_come(due) {
-                // The sleep completed before its moment: the shared wheel
-                // has shut down. Wait on tokio's timer instead, so that
-                // values still expire on time and never early.
-                let at = self.wheel.instant_of_due(due);
-                let fallback = self
-                    .fallback
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
-                fallback.as_mut().reset(at);
-                if fallback.as_mut().poll(cx).is_pending() {
+            match self.alarm.set(due, cx.waker()) {
+                Ring::Set => {
+                    self.armed = Some(due);
                     return Poll::Pending;
                 }
+                // The next turn of the loop advances to it.
+                Ring::Come => self.armed = None,
+                Ring::Shutdown => {
+                    // Nothing will wake the queue again: what it holds
+                    // comes out now, in deadline order.
+                    self.armed = None;
+                    self.wheel.expire_all();
+                }
             }
-            // The moment has come: the next turn of the loop advances to it.
         }
     }
 }

@@ -200,10 +200,6 @@ impl Sleep {
         }
     }
 
-    pub(crate) fn core(&self) -> &crate::driver::Core {
-        self.shard.core()
-    }
-
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.touched = true;
         match self.state {

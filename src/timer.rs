@@ -4,10 +4,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::clock::Deadline;
 use crate::delay::schedule;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::delay_queue::DelayQueue;
+use crate::driver::queue::QueueAlarm;
 use crate::driver::{ShardRef, Shards};
 use crate::error::Error;
 use crate::interval::Interval;
@@ -660,7 +660,7 @@ impl Wheel {
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::on(Sleep::new(shard, Deadline::ORIGIN), capacity)
+        DelayQueue::on(QueueAlarm::new(shard), capacity)
     }
 
     // ===== the wheel itself =====
@@ -694,8 +694,10 @@ impl Wheel {
 
     /// Stops the driver and wakes every pending timer: a [`Delay`] resolves
     /// to an error for which [`Error::is_shutdown`] holds; a [`Sleep`] and a
-    /// [`Timeout`] complete as if their deadline had passed. Timers made
-    /// afterwards do the same on their first poll.
+    /// [`Timeout`] complete as if their deadline had passed; a
+    /// [`DelayQueue`] hands out every value it holds at once, in deadline
+    /// order. Timers made afterwards (and values inserted afterwards) do the
+    /// same on their first poll.
     ///
     /// Returns how many timers were pending. Calling it again returns 0.
     ///

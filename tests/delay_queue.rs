@@ -1,4 +1,3 @@
-use std::future::poll_fn;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -229,16 +228,50 @@ async fn works_as_a_stream_with_select() {
     assert_eq!(out, [("a", ms(3)), ("b", ms(6))]);
 }
 
+/// Once its wheel has shut down nothing will wake the queue again: what it
+/// holds comes out at once, in deadline order, as a `Sleep` completes then,
+/// and nothing is lost.
 #[tokio::test(start_paused = true)]
-async fn keeps_working_after_the_wheel_shuts_down() {
+async fn hands_everything_out_once_the_wheel_shuts_down() {
     let wheel = Wheel::new();
-    let mut q = wheel.delay_queue();
+    let mut q = task::spawn(wheel.delay_queue());
     let start = Instant::now();
+    q.insert(2, ms(60));
     q.insert(1, ms(30));
-    wheel.shutdown();
-    let e = poll_fn(|cx| q.poll_expired(cx)).await.unwrap();
-    assert_eq!(start.elapsed(), ms(30), "neither early nor lost");
-    assert_eq!(e.into_inner(), 1);
+    assert_pending!(poll_next(&mut q));
+    assert_eq!(wheel.shutdown(), 1, "the queue's one entry on the wheel");
+    assert!(q.is_woken(), "the shutdown wakes the waiting task");
+    let mut got = Vec::new();
+    while let Poll::Ready(Some(e)) = poll_next(&mut q) {
+        got.push(e.into_inner());
+        if got.len() == 1 {
+            // Inserted after the shutdown: due at once, and first out, as a
+            // value inserted with a passed deadline is in tokio-util's.
+            q.insert(3, ms(90));
+        }
+    }
+    assert_eq!(got, [1, 3, 2]);
+    assert!(assert_ready!(poll_next(&mut q)).is_none());
+    assert_eq!(start.elapsed(), ms(0));
+}
+
+/// The queue's task moves: the new task is the one woken when the value
+/// comes due, and the old one is not.
+#[tokio::test(start_paused = true)]
+async fn a_queue_polled_from_another_task_wakes_that_task() {
+    let wheel = Wheel::new();
+    let mut queue = wheel.delay_queue();
+    queue.insert('a', ms(10));
+    let mut first = task::spawn(());
+    let mut second = task::spawn(());
+    assert_pending!(first.enter(|cx, _| queue.poll_expired(cx)));
+    assert_pending!(first.enter(|cx, _| queue.poll_expired(cx)));
+    assert_pending!(second.enter(|cx, _| queue.poll_expired(cx)));
+    advance(ms(10)).await;
+    assert!(second.is_woken());
+    assert!(!first.is_woken());
+    let e = assert_ready!(second.enter(|cx, _| queue.poll_expired(cx)));
+    assert_eq!(e.unwrap().into_inner(), 'a');
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,8 +6,9 @@
 //!
 //! The code under test is the production code: the shard operations
 //! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), the
-//! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`) and
-//! the `Delay` state word with its `TimeoutHandle`, all on `crate::sync`'s
+//! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`),
+//! the `Delay` state word with its `TimeoutHandle` and the `DelayQueue`'s
+//! alarm (`QueueAlarm::set`, whose poll by the same task takes no lock), all on `crate::sync`'s
 //! loom types. Only the driver task's `async` shell (tokio's timer and
 //! `Notify`, which cannot run under loom) is replaced, by [`driver_run`]: one
 //! run of the driver loop made of the same calls.
@@ -26,6 +27,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::queue::{Due, QueueAlarm, Ring};
 use super::{wake_all, Core, Shard, ShardRef, Shards};
 use crate::clock::Deadline;
 use crate::delay::Delay;
@@ -529,6 +531,70 @@ fn two_shards_in_one_driver_run() {
                 );
             }
         }
+        assert_empty(&shards);
+    });
+}
+
+// ===== the DelayQueue's alarm against the driver =====
+
+/// An alarm on the first shard set for tick 5; then, on two threads, the
+/// queue's task sets it for `due` with the same waker while the driver runs
+/// at tick `now`. Hands back the alarm, its flag and waker, what the set
+/// found and the tick the driver plans to sleep until.
+fn alarm_vs_driver(
+    shards: &Arc<Shards>,
+    due: u64,
+    now: u64,
+) -> (QueueAlarm, std::sync::Arc<Flag>, Waker, Ring, u64) {
+    let (f, w) = flag();
+    let mut alarm = QueueAlarm::new(ShardRef::new(&shards.shards[0]));
+    assert_eq!(alarm.set(Due::at(5), &w), Ring::Set);
+    let poller = thread::spawn(move || {
+        let ring = alarm.set(Due::at(due), &w);
+        (alarm, w, ring)
+    });
+    let s = shards.clone();
+    let driver = thread::spawn(move || driver_run(&s, now));
+    let (alarm, w, ring) = poller.join().unwrap();
+    let planned = driver.join().unwrap();
+    (alarm, f, w, ring, planned)
+}
+
+/// The queue's task polls again, with the same waker, while the driver
+/// processes the alarm's tick: without the lock, it sees the tick come or
+/// stays set and is woken.
+#[test]
+fn queue_alarm_same_task_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (mut alarm, f, w, ring, _) = alarm_vs_driver(&shards, 5, 10);
+        if ring == Ring::Set {
+            assert!(woken(&f), "the alarm's tick came and the queue is unwoken");
+        }
+        assert_eq!(alarm.set(Due::at(5), &w), Ring::Come);
+        drop(alarm);
+        assert_empty(&shards);
+    });
+}
+
+/// The queue moves its alarm later while the driver processes the old
+/// tick: the task is woken at the old tick only if the driver got there
+/// first, and the alarm then waits for the new one.
+#[test]
+fn queue_alarm_moved_later_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (mut alarm, f, w, ring, planned) = alarm_vs_driver(&shards, 8, 6);
+        assert_eq!(ring, Ring::Set, "tick 8 has not come at 6");
+        assert!(
+            planned <= 8 || notified(&shards.core),
+            "the alarm waits for 8, the driver sleeps until {planned} unnotified"
+        );
+        woken(&f);
+        driver_run(&shards, 8);
+        assert!(woken(&f), "tick 8 came and the queue is unwoken");
+        assert_eq!(alarm.set(Due::at(8), &w), Ring::Come);
+        drop(alarm);
         assert_empty(&shards);
     });
 }

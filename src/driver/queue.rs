@@ -1,5 +1,7 @@
 //! What a single-owner queue (`DelayQueue`) needs from the engine, in
-//! deadlines: a private hashed wheel on its wheel's clock, with no lock.
+//! deadlines: a private hashed wheel on its wheel's clock, with no lock, and
+//! one alarm on the shared wheel that wakes the queue's task when its next
+//! due tick comes.
 //!
 //! # Invariants
 //!
@@ -9,17 +11,35 @@
 //! - A [`Due`] is a tick the queue may hold work at. The queue stores and
 //!   compares them, and asks this module what deadline or instant one
 //!   stands for; it never computes one.
+//! - The [`QueueAlarm`] holds at most one entry of its shard, an owned one
+//!   (the driver removes it once its tick is processed, as a `Sleep`'s):
+//!   `entry` names it and the tick it is filed at, and `waker` is a clone
+//!   of the waker it holds. The alarm forgets the entry as soon as the shard
+//!   has processed its tick, and cancels it when dropped.
+//! - After the shared wheel shuts down, no alarm rings again: the queue then
+//!   hands out what it holds as if every deadline had passed
+//!   ([`QueueWheel::expire_all`]), as a `Sleep` completes then.
+
+use std::task::Waker;
 
 use tokio::time::Instant;
 
-use super::Core;
+use super::{Core, Registration, ShardRef};
 use crate::clock::Clock;
 use crate::clock::Deadline;
-use crate::wheel::HashedWheel;
+use crate::wheel::{HashedWheel, NEVER};
 
 /// A moment at which the queue may have work: the end of a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Due(u64);
+
+impl Due {
+    /// The tick `tick` (tests).
+    #[cfg(test)]
+    pub(crate) fn at(tick: u64) -> Due {
+        Due(tick)
+    }
+}
 
 /// What [`QueueWheel::look`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,21 +96,6 @@ impl<T> QueueWheel<T> {
     /// the tick it expires at.
     pub(crate) fn deadline_of(&self, key: u32) -> Instant {
         self.clock.instant_of_tick(self.wheel.tick_of(key))
-    }
-
-    /// The deadline, from the wheel's origin, at which `due` comes.
-    pub(crate) fn deadline_of_due(&self, due: Due) -> Deadline {
-        self.clock.deadline_of_tick(due.0)
-    }
-
-    /// The instant at which `due` comes.
-    pub(crate) fn instant_of_due(&self, due: Due) -> Instant {
-        self.clock.instant_of_tick(due.0)
-    }
-
-    /// Whether the clock has reached `due`.
-    pub(crate) fn has_come(&self, due: Due) -> bool {
-        self.clock.now_tick() >= due.0
     }
 
     /// Advances to now and says what comes next. Across more than a turn,
@@ -151,5 +156,107 @@ impl<T> QueueWheel<T> {
 
     pub(crate) fn clear(&mut self) {
         self.wheel.clear();
+    }
+
+    /// Makes every entry due, in deadline order: for a queue whose shared
+    /// wheel has shut down, which no alarm will wake again. Entries
+    /// inserted afterwards are due at once.
+    pub(crate) fn expire_all(&mut self) {
+        self.wheel.advance(NEVER - 1);
+        self.wheel.sort_due();
+    }
+}
+
+/// What [`QueueAlarm::set`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ring {
+    /// The waker will be woken when the tick comes.
+    Set,
+    /// The tick has come: the shared wheel has processed it.
+    Come,
+    /// The shared wheel has shut down: nothing will ring again.
+    Shutdown,
+}
+
+/// The queue's one wake-up on the shared wheel: an owned entry of a shard,
+/// filed at the [`Due`] the queue waits for.
+#[derive(Debug)]
+pub(crate) struct QueueAlarm {
+    shard: ShardRef,
+    /// The entry's key and the tick it is filed at, while it has one.
+    entry: Option<(u32, u64)>,
+    /// A clone of the waker the entry holds: a poll by the same task
+    /// needs no lock.
+    waker: Option<Waker>,
+}
+
+impl QueueAlarm {
+    pub(crate) fn new(shard: ShardRef) -> QueueAlarm {
+        QueueAlarm {
+            shard,
+            entry: None,
+            waker: None,
+        }
+    }
+
+    pub(crate) fn core(&self) -> &Core {
+        self.shard.core()
+    }
+
+    /// Makes sure `waker` is woken when `due` comes. An entry filed for
+    /// another tick is moved (to a later one, only its due tick is
+    /// written: the driver files it again when it meets it, waking no one).
+    /// Asked again for the same tick by the same task, it takes no lock.
+    pub(crate) fn set(&mut self, due: Due, waker: &Waker) -> Ring {
+        let shard = self.shard.get();
+        if shard.core.is_shutdown() {
+            (self.entry, self.waker) = (None, None);
+            return Ring::Shutdown;
+        }
+        if let Some((key, tick)) = self.entry {
+            // `now` 0: an earlier tick that has already ended is left to the
+            // driver, which the move notifies.
+            if tick != due.0 && !shard.reset(key, tick, due.0, 0) {
+                (self.entry, self.waker) = (None, None);
+            } else {
+                self.entry = Some((key, due.0));
+            }
+        }
+        let Some((key, tick)) = self.entry else {
+            return match shard.register(due.0, waker) {
+                Registration::Key(key) => {
+                    self.entry = Some((key, due.0));
+                    self.waker = Some(waker.clone());
+                    Ring::Set
+                }
+                Registration::Elapsed => Ring::Come,
+                Registration::Shutdown => Ring::Shutdown,
+            };
+        };
+        if self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            if !shard.has_passed(tick) {
+                return Ring::Set;
+            }
+        } else if shard.poll(key, tick, waker).is_pending() {
+            self.waker = Some(waker.clone());
+            return Ring::Set;
+        }
+        // Processed (the driver has removed the entry), or removed by a
+        // shutdown that came meanwhile.
+        (self.entry, self.waker) = (None, None);
+        if shard.core.is_shutdown() {
+            Ring::Shutdown
+        } else {
+            Ring::Come
+        }
+    }
+}
+
+impl Drop for QueueAlarm {
+    fn drop(&mut self) {
+        if let Some((key, tick)) = self.entry.take() {
+            self.shard.get().cancel(key, tick);
+        }
+        self.shard.core().release();
     }
 }
