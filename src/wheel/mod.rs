@@ -4,6 +4,8 @@
 //! in whole ticks (`u64`); what a tick lasts is the caller's business.
 //! Entries live in a [`Slab`] and are chained per bucket through their slab
 //! keys in doubly linked lists, so insert, cancel and reschedule are O(1).
+//! A bucket keeps its entries in the order they were filed (new ones go to
+//! its tail), so entries due at one tick expire in that order.
 //! A bucket is chosen with `tick & mask`; every entry keeps its absolute
 //! expiry tick, so an entry one or more turns away stays in its bucket until
 //! the turn in which it is due.
@@ -534,18 +536,18 @@ impl<T> HashedWheel<T> {
             self.push_due_front(key);
         } else {
             let b = (tick & self.mask) as usize;
-            let head = self.buckets[b].head;
+            let tail = self.buckets[b].tail;
             {
                 let e = &mut self.entries[key as usize];
-                e.prev = NIL;
-                e.next = head;
+                e.prev = tail;
+                e.next = NIL;
             }
-            if head == NIL {
-                self.buckets[b].tail = key;
+            if tail == NIL {
+                self.buckets[b].head = key;
             } else {
-                self.entries[head as usize].prev = key;
+                self.entries[tail as usize].next = key;
             }
-            self.buckets[b].head = key;
+            self.buckets[b].tail = key;
             self.mark(b);
             if tick < self.mins[b] {
                 self.mins[b] = tick;
@@ -669,17 +671,17 @@ mod tests {
         let c = w.insert(1, 12).unwrap();
         w.insert(2, 20).unwrap();
         w.insert(5, 50).unwrap(); // bucket 1, one turn away
-                                  // Leaving the bucket keeps its tail right: remove the tail (the
-                                  // first inserted) and the middle.
-        w.remove(a);
+                                  // Leaving the bucket keeps its tail right: remove the tail (the last
+                                  // filed) and the middle.
+        w.remove(c);
         w.remove(b);
         w.advance(2);
         let mut order = Vec::new();
         while let Some((_, v)) = w.pop_due() {
             order.push(*v);
         }
-        assert_eq!(order, [12, 20]);
-        w.remove(c);
+        assert_eq!(order, [10, 20]);
+        w.remove(a);
         // Bucket 1 still holds tick 5 after its due entries left it; a new
         // entry there links behind nothing stale.
         w.insert(9, 90).unwrap();
@@ -688,6 +690,35 @@ mod tests {
         w.advance(9);
         assert_eq!(drain(&mut w), [90]);
         assert_eq!(w.pending(), 0);
+    }
+
+    /// Entries of one tick expire in the order they were filed, whether
+    /// their bucket moves whole or is walked: a herd of tasks is woken in
+    /// the order it registered, which is the order its memory was touched.
+    #[test]
+    fn entries_of_one_tick_expire_in_filing_order() {
+        let popped = |w: &mut HashedWheel<u32>| {
+            let mut out = Vec::new();
+            while let Some((_, v)) = w.pop_due() {
+                out.push(*v);
+            }
+            out
+        };
+        let mut w = HashedWheel::new(4, 0);
+        for v in 0..5 {
+            w.insert(2, v).unwrap();
+        }
+        w.advance(2);
+        assert_eq!(popped(&mut w), [0, 1, 2, 3, 4]);
+        // The same bucket with an entry a turn away: walked, not spliced.
+        w.insert(10, 99).unwrap();
+        for v in 0..5 {
+            w.insert(6, v).unwrap();
+        }
+        w.advance(6);
+        assert_eq!(popped(&mut w), [0, 1, 2, 3, 4]);
+        w.advance(10);
+        assert_eq!(drain(&mut w), [99]);
     }
 
     #[test]
