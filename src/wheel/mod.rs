@@ -2,8 +2,9 @@
 //!
 //! A plain, synchronous data structure with no tokio in it. Time is counted
 //! in whole ticks (`u64`); what a tick lasts is the caller's business.
-//! Entries live in a [`Slab`] and are chained per bucket through their slab
-//! keys in doubly linked lists, so insert, cancel and reschedule are O(1).
+//! Entries live in a slab ([`Slots`], which hands out the lowest free key)
+//! and are chained per bucket through their keys in doubly linked lists, so
+//! insert, cancel and reschedule are O(1).
 //! A bucket keeps its entries in the order they were filed (new ones go to
 //! its tail), so entries due at one tick expire in that order.
 //! A bucket is chosen with `tick & mask`; every entry keeps its absolute
@@ -38,7 +39,9 @@
 //!   (`mins[b] != NEVER`): scans skip 64 empty buckets at a time, so an
 //!   empty or sparse wheel costs no walk over its buckets.
 
-use slab::Slab;
+mod slots;
+
+use slots::Slots;
 
 /// The tick of an entry that never expires.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -91,7 +94,7 @@ struct Entry<T> {
 /// A hashed timing wheel whose entries carry a `T`.
 #[derive(Debug)]
 pub(crate) struct HashedWheel<T> {
-    entries: Slab<Entry<T>>,
+    entries: Slots<Entry<T>>,
     /// Each bucket's list and upper bound, together on one cache line.
     buckets: Box<[Bucket]>,
     /// Each bucket's lower bound, apart: [`scan_next`](Self::scan_next)
@@ -121,7 +124,7 @@ impl<T> HashedWheel<T> {
             "slots must be a power of two no larger than 2^30"
         );
         HashedWheel {
-            entries: Slab::with_capacity(capacity),
+            entries: Slots::with_capacity(capacity),
             buckets: vec![Bucket::EMPTY; slots].into_boxed_slice(),
             mins: vec![NEVER; slots].into_boxed_slice(),
             occupied: vec![0; slots.div_ceil(64)].into_boxed_slice(),
@@ -165,17 +168,15 @@ impl<T> HashedWheel<T> {
     /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
     pub(crate) fn insert(&mut self, tick: u64, value: T) -> Result<u32, T> {
-        let slot = self.entries.vacant_entry();
-        if slot.key() >= MAX_ENTRIES {
+        if self.entries.next_key() >= MAX_ENTRIES {
             return Err(value);
         }
-        let key = slot.key() as u32;
-        slot.insert(Entry {
+        let key = self.entries.insert(Entry {
             tick,
             prev: DETACHED,
             next: NIL,
             value,
-        });
+        }) as u32;
         self.pending += 1;
         self.place(key, tick);
         Ok(key)
@@ -823,17 +824,12 @@ mod tests {
     #[test]
     fn a_timer_entry_is_40_bytes_in_the_slab() {
         // The shards store a waker and the tick it is due at; with the
-        // future (24 bytes) a pending timer stays within 64 bytes.
+        // future (24 bytes) a pending timer stays within 64 bytes. A vacant
+        // slot is `None`: the waker's pointer leaves a niche for it, so the
+        // `Option` costs no word.
         type Waiter = (std::task::Waker, u64);
         assert_eq!(std::mem::size_of::<Entry<Waiter>>(), 40);
-        // slab 0.4 stores `enum Entry<T> { Vacant(usize), Occupied(T) }`;
-        // the same enum here must not need a word for its tag.
-        #[allow(dead_code)]
-        enum SlabSlot<T> {
-            Vacant(usize),
-            Occupied(T),
-        }
-        assert_eq!(std::mem::size_of::<SlabSlot<Entry<Waiter>>>(), 40);
+        assert_eq!(std::mem::size_of::<Option<Entry<Waiter>>>(), 40);
     }
 
     #[test]
