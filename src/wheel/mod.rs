@@ -168,7 +168,8 @@ impl<T> HashedWheel<T> {
     /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
     pub(crate) fn insert(&mut self, tick: u64, value: T) -> Result<u32, T> {
-        if self.entries.next_key() >= MAX_ENTRIES {
+        // The lowest free key is at most the number of occupied ones.
+        if self.entries.len() >= MAX_ENTRIES {
             return Err(value);
         }
         let key = self.entries.insert(Entry {

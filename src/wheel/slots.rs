@@ -51,8 +51,10 @@ impl<E> Slots<E> {
             .reserve(additional.saturating_sub(self.slots.len() - self.len));
     }
 
-    /// The key the next [`insert`](Self::insert) will use.
-    pub(crate) fn next_key(&self) -> usize {
+    /// The key the next [`insert`](Self::insert) will use: never more than
+    /// [`len`](Self::len).
+    #[cfg(test)]
+    fn next_key(&self) -> usize {
         if self.len == self.slots.len() {
             self.slots.len()
         } else {
@@ -278,6 +280,7 @@ mod tests {
                     0..=4 => {
                         let lowest = (0..).find(|k| !model.contains_key(k)).unwrap();
                         proptest::prop_assert_eq!(s.next_key(), lowest);
+                        proptest::prop_assert!(lowest <= s.len());
                         proptest::prop_assert_eq!(s.insert(i), lowest);
                         model.insert(lowest, i);
                     }
