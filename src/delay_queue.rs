@@ -582,7 +582,7 @@ impl<T> DelayQueue<T> {
             }
             let due = match self.wheel.look() {
                 Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
-                Look::Wait { due, .. } => due,
+                Look::Wait(due) => due,
                 Look::Never => {
                     // Only values that never expire.
                     self.armed = None;

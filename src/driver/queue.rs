@@ -46,9 +46,8 @@ impl Due {
 pub(crate) enum Look {
     /// The entry under this key is due.
     Ready(u32),
-    /// Nothing is due yet; the next work can come at `due`. `come`: the
-    /// clock had already reached it when looked at.
-    Wait { due: Due, come: bool },
+    /// Nothing is due yet; the next work can come at this moment.
+    Wait(Due),
     /// No entry will ever come due.
     Never,
 }
@@ -117,10 +116,7 @@ impl<T> QueueWheel<T> {
             }
         }
         match self.wheel.next_expiration() {
-            Some(tick) => Look::Wait {
-                due: Due(tick),
-                come: now >= tick,
-            },
+            Some(tick) => Look::Wait(Due(tick)),
             None => Look::Never,
         }
     }
