@@ -237,10 +237,16 @@ impl ShardState {
     /// inserts that grew the slab since the last one.
     fn remove(&mut self, key: u32) -> Waker {
         let waiter = self.wheel.remove(key);
+        self.give_back_if_empty();
+        waiter.waker
+    }
+
+    /// Gives a big slab's memory back once the shard holds nothing (see
+    /// [`KEEP_CAPACITY`]).
+    fn give_back_if_empty(&mut self) {
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
             self.wheel.shrink_to_fit();
         }
-        waiter.waker
     }
 
     fn waiter(&mut self, key: u32) -> &mut Waiter {
@@ -259,9 +265,7 @@ impl ShardState {
             drop(self.wheel.remove(key));
         }
         self.swept = keys;
-        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
-            self.wheel.shrink_to_fit();
-        }
+        self.give_back_if_empty();
     }
 
     /// Entries not yet expired, the cancelled ones awaiting a sweep left
@@ -485,9 +489,7 @@ impl Shard {
             }
             fired += 1;
         }
-        if s.wheel.len() == 0 && s.wheel.capacity() > KEEP_CAPACITY {
-            s.wheel.shrink_to_fit();
-        }
+        s.give_back_if_empty();
         s.fired += fired;
         Expired {
             more: s.wheel.peek_due().is_some(),
