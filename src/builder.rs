@@ -119,12 +119,14 @@ impl Builder {
                 Err(_) => return Err(BuildError::new(BuildKind::NoTimer)),
             }
         };
-        let core = Arc::new(Core::new(
+        let mut core = Core::new(
             origin,
             self.tick,
             self.slots.next_power_of_two(),
             self.max_pending,
-        ));
+        );
+        core.clock.runs_on(handle.runtime_flavor());
+        let core = Arc::new(core);
         let shards = Arc::new(Shards::new(core, shards));
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.

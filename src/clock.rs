@@ -62,6 +62,9 @@ pub(crate) struct Clock {
     tick_ns: u64,
     /// The last tick that ends at or before the horizon.
     max_tick: u64,
+    /// Whether tokio's clock can be paused where the wheel runs: on a
+    /// current-thread runtime, the only kind `tokio::time::pause` accepts.
+    pausable: bool,
 }
 
 impl Clock {
@@ -75,7 +78,27 @@ impl Clock {
             tick,
             tick_ns,
             max_tick: HORIZON_NS as u64 / tick_ns,
+            pausable: true,
         }
+    }
+
+    /// Notes the kind of runtime the wheel's driver runs on (see
+    /// [`Clock::pausable`]). A clock is pausable until told otherwise.
+    pub(crate) fn runs_on(&mut self, flavor: tokio::runtime::RuntimeFlavor) {
+        self.pausable = flavor == tokio::runtime::RuntimeFlavor::CurrentThread;
+    }
+
+    /// Whether tokio's clock can be paused where the wheel runs. Only there
+    /// does a timer's first poll need the clock to agree with tokio: tokio's
+    /// driver processes its timers whenever the runtime parks, and
+    /// `tokio::time::advance` parks it, so a sleep first polled after an
+    /// `advance` past its deadline completes at once; the wheel's driver
+    /// may not have run since. On a multi-thread runtime tokio answers from
+    /// its driver's last pass, which the shard's processed tick stands in
+    /// for: no clock read.
+    #[inline]
+    pub(crate) fn pausable(&self) -> bool {
+        self.pausable
     }
 
     pub(crate) fn tick(&self) -> Duration {

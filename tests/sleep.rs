@@ -347,3 +347,37 @@ async fn sleeps_complete_across_worker_threads() {
     }
     assert_eq!(wheel.metrics().num_pending(), 0);
 }
+
+/// On a multi-thread runtime a first poll, like a reset, asks the wheel and
+/// not the clock whether a deadline has passed, as tokio's timer asks its
+/// driver. A sleep whose deadline passed while the wheel's driver had
+/// nothing to do is filed for its ended tick, and the driver pass the
+/// filing asks for completes it: not lost, not early.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_polled_or_reset_after_its_deadline_completes_on_a_multi_thread_runtime() {
+    let wheel = Wheel::new();
+    let deadline = Instant::now() + ms(2);
+    let mut first = wheel.sleep_until(deadline);
+    let mut moved = wheel.sleep(Duration::from_secs(60));
+    // Registered, far away.
+    assert!(futures::poll!(&mut moved).is_pending());
+    // Both deadlines' ticks end by the clock; nothing wakes the driver.
+    while Instant::now() < deadline + ms(2) {
+        std::hint::spin_loop();
+    }
+    let guard = Duration::from_secs(10);
+    tokio::time::timeout(guard, &mut first)
+        .await
+        .expect("first-poll sleep lost");
+    let deadline = Instant::now();
+    while Instant::now() < deadline + ms(2) {
+        std::hint::spin_loop();
+    }
+    moved.reset(deadline);
+    tokio::time::timeout(guard, &mut moved)
+        .await
+        .expect("reset sleep lost");
+    assert!(first.is_elapsed() && moved.is_elapsed());
+    assert!(Instant::now() >= deadline);
+    assert_eq!(wheel.metrics().num_pending(), 0);
+}

@@ -7,8 +7,15 @@
 //!
 //! # Ground rules
 //!
-//! - A timer whose deadline's tick has ended by its first poll gets no
-//!   entry: tokio's timer would fire it at once, so it completes there.
+//! - A timer whose deadline's tick has been processed by its first poll
+//!   gets no entry: tokio's timer would fire it at once, so it completes
+//!   there. Where tokio's clock can be paused (a current-thread runtime)
+//!   the clock is asked which ticks have ended, as tokio's driver has
+//!   processed them all whenever a task runs after `advance`; elsewhere the
+//!   shard's processed tick decides, under its lock, with no clock read
+//!   (see `Clock::pausable`). An entry filed for a tick that ended after
+//!   the driver's last pass is expired by its next one, which the filing
+//!   asks for.
 //! - An owned entry (a `Sleep`'s) is filed with [`ShardRef::file_owned`]
 //!   and belongs to the driver once its tick has been processed (see the
 //!   `driver` module docs): polling, resetting and cancelling it all go
@@ -45,7 +52,7 @@ impl ShardRef {
     pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
         let clock = &self.core().clock;
         let tick = clock.tick_of(deadline);
-        if tick <= clock.now_tick() {
+        if clock.pausable() && tick <= clock.now_tick() {
             return Registration::Elapsed;
         }
         self.get().register(tick, waker)
@@ -70,8 +77,14 @@ impl ShardRef {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
         // Only a deadline moved earlier can have ended already; one moved
-        // later is left to the driver, as tokio leaves it (no clock read).
-        let now = if tick >= old { 0 } else { clock.now_tick() };
+        // later is left to the driver, as tokio leaves it (no clock read),
+        // and so is every move where the clock cannot pause (see the ground
+        // rules).
+        let now = if tick >= old || !clock.pausable() {
+            0
+        } else {
+            clock.now_tick()
+        };
         self.get().reset(key, old, tick, now)
     }
 
@@ -92,7 +105,7 @@ impl ShardRef {
     ) -> Filing {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
-        if tick <= core.clock.now_tick() {
+        if core.clock.pausable() && tick <= core.clock.now_tick() {
             return Filing::Ended;
         }
         let (filing, kept) = self.get().with_lock(|ops| {
