@@ -134,7 +134,10 @@ impl Sleep {
     }
 
     /// Whether this sleep's timer has fired: it has been polled or reset,
-    /// and the tick of its deadline has come. As with tokio's `Sleep`, a
+    /// and the tick of its deadline has come (on a multi-thread runtime:
+    /// has been processed by the wheel's driver, as tokio's answer comes
+    /// from its driver; see "First poll after the deadline" in the README).
+    /// As with tokio's `Sleep`, a
     /// sleep that was never polled nor reset is not elapsed, even when its
     /// deadline has passed.
     ///

@@ -98,7 +98,7 @@ use crate::timeout::Timeout;
 ///   over its 4,096 buckets.
 /// - Costs, measured in a task on one worker of a multi-thread runtime
 ///   (BENCHMARKS.md): registering and cancelling a 30 s sleep is about
-///   140 ns, of which a clock read when the sleep is made (as tokio's)
+///   130 ns, of which a clock read when the sleep is made (as tokio's)
 ///   takes about 20 and the two uncontended shard locks about 25. Its
 ///   first poll reads the clock only on a current-thread runtime, where
 ///   tokio's clock can be paused and a sleep first polled after an

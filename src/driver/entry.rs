@@ -42,10 +42,17 @@ pub(crate) enum Filing {
 }
 
 impl ShardRef {
-    /// Whether the tick of `deadline` has ended by now.
+    /// Whether the tick of `deadline` has ended, by the same rule as a
+    /// first poll (see the ground rules): by the clock where it can pause,
+    /// otherwise by how far the shard has been processed.
     pub(crate) fn has_ended(&self, deadline: Deadline) -> bool {
         let clock = &self.core().clock;
-        clock.tick_of(deadline) <= clock.now_tick()
+        let tick = clock.tick_of(deadline);
+        if clock.pausable() {
+            tick <= clock.now_tick()
+        } else {
+            self.get().has_passed(tick)
+        }
     }
 
     /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
