@@ -137,9 +137,8 @@ impl Sleep {
     /// and the tick of its deadline has come (on a multi-thread runtime:
     /// has been processed by the wheel's driver, as tokio's answer comes
     /// from its driver; see "First poll after the deadline" in the README).
-    /// As with tokio's `Sleep`, a
-    /// sleep that was never polled nor reset is not elapsed, even when its
-    /// deadline has passed.
+    /// As with tokio's `Sleep`, a sleep that was never polled nor reset is
+    /// not elapsed, even when its deadline has passed.
     ///
     /// # Examples
     ///
