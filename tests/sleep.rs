@@ -381,3 +381,42 @@ async fn first_polled_or_reset_after_its_deadline_completes_on_a_multi_thread_ru
     assert!(Instant::now() >= deadline);
     assert_eq!(wheel.metrics().num_pending(), 0);
 }
+
+/// Many tasks on two workers, each first polling (or resetting) a sleep
+/// some way past its deadline, while the others register and the driver
+/// runs passes: every sleep completes, none before its deadline, and the
+/// wheel is left empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_first_polls_and_resets_race_the_driver_without_loss() {
+    let wheel = Wheel::new();
+    let mut tasks = Vec::new();
+    for i in 0..400u64 {
+        let wheel = wheel.clone();
+        tasks.push(tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_micros(i * 37 % 1_000);
+            let late = Duration::from_micros(i * 53 % 700);
+            let mut sleep = if i % 3 == 0 {
+                // Registered far away first, then moved to `deadline`.
+                let mut s = wheel.sleep(Duration::from_secs(60));
+                assert!(futures::poll!(&mut s).is_pending());
+                s
+            } else {
+                wheel.sleep_until(deadline)
+            };
+            while Instant::now() < deadline + late {
+                std::hint::spin_loop();
+            }
+            if i % 3 == 0 {
+                sleep.reset(deadline);
+            }
+            tokio::time::timeout(Duration::from_secs(10), &mut sleep)
+                .await
+                .expect("sleep lost");
+            assert!(Instant::now() >= deadline, "fired early");
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(wheel.metrics().num_pending(), 0);
+}
