@@ -46,7 +46,8 @@ fn nanos(d: Duration) -> Option<i64> {
 /// `ns / MS`, as the compiler computes a division by that constant: the
 /// high half of a product with its reciprocal, shifted (exact for every
 /// `u64`; a test checks it). Written out because `ns / MS` next to
-/// `ns / tick_ns` under `if tick_ns == MS` is merged back into one `div`.
+/// `ns / tick_ns` under `if tick_ns == MS` is merged back into one `div`;
+/// a multiplication is not.
 #[inline]
 fn millis_in(ns: u64) -> u64 {
     const RECIPROCAL: u128 = 4_835_703_278_458_516_699;
@@ -73,8 +74,6 @@ pub(crate) struct Clock {
     origin: Instant,
     tick: Duration,
     tick_ns: u64,
-    /// `tick_ns` is the default millisecond (see [`Clock::ticks_in`]).
-    millis: bool,
     /// The last tick that ends at or before the horizon.
     max_tick: u64,
     /// Whether tokio's clock can be paused where the wheel runs: on a
@@ -92,7 +91,6 @@ impl Clock {
             origin,
             tick,
             tick_ns,
-            millis: tick_ns == MS,
             max_tick: HORIZON_NS as u64 / tick_ns,
             pausable: true,
         }
@@ -188,7 +186,7 @@ impl Clock {
     /// multiplies by the reciprocal instead (see [`millis_in`]).
     #[inline]
     fn ticks_in(&self, ns: u64) -> u64 {
-        if self.millis {
+        if self.tick_ns == MS {
             millis_in(ns)
         } else {
             ns / self.tick_ns
