@@ -142,6 +142,18 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(c, "task_timeout_ready_cpu", &Imp::TASK_TIMEOUT, |imp, n| {
         cpu(tasks::timeout(env.rt(1), imp, false, n))
     });
+    per_op(
+        c,
+        "task_lazy_timeout_pending_once_cpu",
+        &Imp::TASK_LAZY_TIMEOUT,
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, true, n)),
+    );
+    per_op(
+        c,
+        "task_lazy_timeout_ready_cpu",
+        &Imp::TASK_LAZY_TIMEOUT,
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, false, n)),
+    );
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
         let (deadlines, random) = pending_inputs(n, n as u64);
         let (deadlines, random): (Arc<[Duration]>, Arc<[usize]>) =

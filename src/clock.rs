@@ -61,6 +61,9 @@ fn millis_in(ns: u64) -> u64 {
 pub(crate) struct Deadline(i64);
 
 impl Deadline {
+    /// The wheel's origin; stands in for a deadline set later.
+    pub(crate) const ORIGIN: Deadline = Deadline(0);
+
     /// `ns` nanoseconds from the origin (tests).
     #[cfg(test)]
     pub(crate) fn from_ns(ns: i64) -> Deadline {

@@ -69,6 +69,7 @@ pub mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 pub mod hyper;
 mod interval;
+mod lazy_timeout;
 mod metrics;
 mod sleep;
 mod sync;
@@ -81,12 +82,13 @@ mod wheel;
 
 pub use builder::Builder;
 pub use default_wheel::{
-    delay, delay_at, interval, interval_at, sleep, sleep_until, spawn_after, spawn_at, timeout,
-    timeout_at,
+    delay, delay_at, interval, interval_at, lazy_timeout, sleep, sleep_until, spawn_after,
+    spawn_at, timeout, timeout_at,
 };
 pub use delay::{Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
 pub use interval::Interval;
+pub use lazy_timeout::LazyTimeout;
 pub use metrics::Metrics;
 pub use sleep::Sleep;
 pub use timeout::Timeout;

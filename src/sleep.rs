@@ -103,6 +103,20 @@ impl Sleep {
         Sleep::new(shard, at)
     }
 
+    /// A sleep on the wheel of `shard` whose deadline is set later, by
+    /// [`start`](Sleep::start), before its first poll or reset (for a
+    /// `LazyTimeout` made on a held wheel).
+    pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
+        Sleep::new(shard, Deadline::ORIGIN)
+    }
+
+    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
+    /// `duration` from now.
+    pub(crate) fn start(&mut self, duration: Duration) {
+        debug_assert!(self.state == State::Unchecked && !self.touched);
+        self.deadline = self.shard.core().clock.deadline_after(duration);
+    }
+
     /// A sleep until `deadline`.
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Sleep {
         Sleep {

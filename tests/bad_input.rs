@@ -1,6 +1,6 @@
 //! Bad input and edge cases, one test each: every one ends in a clear error
 //! or a documented panic with a message, never a hang, an overflow or a
-//! misfire. The same table is in `docs/bad-input.md`.
+//! misfire. The same table is in README.md ("Bad input").
 
 use std::future::Future;
 use std::pin::pin;
@@ -185,6 +185,9 @@ async fn try_constructors_at_capacity_return_an_error() {
         wheel.try_delay_at(at).err(),
         wheel.try_timeout(Duration::from_secs(1), async {}).err(),
         wheel.try_timeout_at(at, async {}).err(),
+        wheel
+            .try_lazy_timeout(Duration::from_secs(1), async {})
+            .err(),
     ];
     for e in errs {
         let e = e.expect("at capacity");

@@ -88,6 +88,15 @@ impl Imp {
         Imp::Pingora,
         Imp::NoTimer,
     ];
+    /// The timeout rows whose deadline counts from the first pending poll:
+    /// hashwheel's `lazy_timeout` (both forms), pingora's `fast_timeout`
+    /// (tokio has none), and the future alone.
+    pub const TASK_LAZY_TIMEOUT: [Imp; 4] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Pingora,
+        Imp::NoTimer,
+    ];
     /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
     /// can cancel, and the two `DelayQueue`s.
     pub const TASK_HOLDERS: [Imp; 5] = [

@@ -309,31 +309,54 @@ fn finish<F: Future>(mut f: Pin<&mut F>, pending_first: bool, cx: &mut Context<'
 /// completion with the task's context, where `f` is pending once and then
 /// ready, or ready at once; for [`Imp::NoTimer`], `f` alone.
 pub fn timeout(rt: Rt<'_>, imp: Imp, pending_first: bool, ops: u64) -> Span {
+    timeouts(rt, imp, pending_first, false, ops)
+}
+
+/// [`timeout`] for the timeouts that start their timer at the first poll
+/// that finds `f` pending ([`Imp::TASK_LAZY_TIMEOUT`]): hashwheel's
+/// `lazy_timeout` (held wheel and free function) and pingora's
+/// `fast_timeout`, which starts its timer the same way (so it is in both
+/// rows). tokio has no such timeout.
+pub fn lazy_timeout(rt: Rt<'_>, imp: Imp, pending_first: bool, ops: u64) -> Span {
+    timeouts(rt, imp, pending_first, true, ops)
+}
+
+fn timeouts(rt: Rt<'_>, imp: Imp, pending_first: bool, lazy: bool, ops: u64) -> Span {
     assert_eq!(rt.workers, 1, "the timeout rows run one task");
     let wheel = rt.wheel.clone();
     let f = move || PendingOnce::new(pending_first);
-    timed_tasks(rt, imp, move |cx| match imp {
-        Imp::Hashwheel => {
+    timed_tasks(rt, imp, move |cx| match (imp, lazy) {
+        (Imp::Hashwheel, false) => {
             for _ in 0..ops {
                 finish(pin!(wheel.timeout(FAR, f())), pending_first, cx);
             }
         }
-        Imp::HashwheelFree => {
+        (Imp::Hashwheel, true) => {
+            for _ in 0..ops {
+                finish(pin!(wheel.lazy_timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        (Imp::HashwheelFree, false) => {
             for _ in 0..ops {
                 finish(pin!(hashwheel::timeout(FAR, f())), pending_first, cx);
             }
         }
-        Imp::Tokio => {
+        (Imp::HashwheelFree, true) => {
+            for _ in 0..ops {
+                finish(pin!(hashwheel::lazy_timeout(FAR, f())), pending_first, cx);
+            }
+        }
+        (Imp::Tokio, false) => {
             for _ in 0..ops {
                 finish(pin!(tokio::time::timeout(FAR, f())), pending_first, cx);
             }
         }
-        Imp::Pingora => {
+        (Imp::Pingora, _) => {
             for _ in 0..ops {
                 finish(pin!(fast_timeout(FAR, f())), pending_first, cx);
             }
         }
-        Imp::NoTimer => {
+        (Imp::NoTimer, _) => {
             for _ in 0..ops {
                 finish(pin!(f()), pending_first, cx);
             }

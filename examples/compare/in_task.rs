@@ -74,6 +74,15 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
                 .0;
             t.add(&name, NS, imp, cpu);
         });
+        let name = format!(
+            "task, 1 worker: timeout counted from the first pending poll (lazy_timeout; pingora's fast_timeout), f {what}, CPU"
+        );
+        rounds(cfg.rounds, &Imp::TASK_LAZY_TIMEOUT, |imp| {
+            let cpu = tasks::lazy_timeout(e.task.rt(1), imp, pending, ops)
+                .per_op(ops)
+                .0;
+            t.add(&name, NS, imp, cpu);
+        });
     }
 }
 

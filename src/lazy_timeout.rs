@@ -1,0 +1,137 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tokio::time::Instant;
+
+use crate::error::Elapsed;
+use crate::sleep::Sleep;
+
+pin_project! {
+    /// A future with a time limit counted from the first poll at which it
+    /// is pending, made by [`Wheel::lazy_timeout`](crate::Wheel::lazy_timeout)
+    /// or [`lazy_timeout`](crate::lazy_timeout).
+    ///
+    /// It resolves as a [`Timeout`](crate::Timeout) does: `Ok` with the
+    /// inner future's output if that completes first, `Err(Elapsed)` when
+    /// the time runs out. Only the start differs.
+    ///
+    /// - **Ready on its first poll:** no clock is read and no wheel is
+    ///   touched. Made by the free function, it does not even look up the
+    ///   runtime. This is the case it exists for: a request whose data is
+    ///   already buffered, a cache hit.
+    /// - **Pending on its first poll:** the clock is read then, and the
+    ///   deadline is `duration` from that poll. From there it is a
+    ///   [`Timeout`](crate::Timeout) made at that moment, to the tick.
+    ///
+    /// So its deadline is never earlier than that of a `Timeout` made at
+    /// the same call, and later by however long passed between the call and
+    /// the first poll. Where the future is made and awaited at once
+    /// (`lazy_timeout(d, f).await`) the two agree. Use
+    /// [`Timeout`](crate::Timeout), the drop-in for `tokio::time::timeout`,
+    /// wherever the time before the first poll must count.
+    /// pingora's `fast_timeout` starts its timer the same way.
+    ///
+    /// `LazyTimeout<F>` is [`Unpin`] when `F` is.
+    ///
+    /// # Cancel safety
+    ///
+    /// As cancel safe as the inner future: dropping the timeout drops it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let t = wheel.lazy_timeout(Duration::from_millis(10), std::future::pending::<()>());
+    /// // Not started yet: the 10 ms run from the first poll.
+    /// assert_eq!(t.deadline(), None);
+    /// tokio::time::sleep(Duration::from_millis(5)).await;
+    /// assert!(t.await.is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_millis(15));
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    #[derive(Debug)]
+    pub struct LazyTimeout<F> {
+        #[pin]
+        value: F,
+        // The time limit, until the timer is started.
+        limit: Option<Duration>,
+        // `None` only for the free function's timeout before its start:
+        // its runtime's default wheel is looked up then.
+        sleep: Option<Sleep>,
+    }
+}
+
+impl<F> LazyTimeout<F> {
+    /// A lazy timeout on the wheel of `sleep` (not started), or on the
+    /// default wheel of the runtime it is first pending on (`None`).
+    pub(crate) fn new(value: F, limit: Duration, sleep: Option<Sleep>) -> LazyTimeout<F> {
+        LazyTimeout {
+            value,
+            limit: Some(limit),
+            sleep,
+        }
+    }
+
+    /// The inner future.
+    pub fn get_ref(&self) -> &F {
+        &self.value
+    }
+
+    /// The inner future, mutably.
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.value
+    }
+
+    /// Gives back the inner future, dropping the timer.
+    pub fn into_inner(self) -> F {
+        self.value
+    }
+
+    /// The deadline, once the timer has started (at the first poll that
+    /// found the inner future pending); `None` before.
+    pub fn deadline(&self) -> Option<Instant> {
+        match (self.limit, &self.sleep) {
+            (None, Some(sleep)) => Some(sleep.deadline()),
+            _ => None,
+        }
+    }
+}
+
+impl<F: Future> Future for LazyTimeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    /// # Panics
+    ///
+    /// Made by the free function [`lazy_timeout`](crate::lazy_timeout): when
+    /// the inner future is first pending outside a tokio runtime, or while
+    /// the runtime's default wheel is at capacity.
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(v) = this.value.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        let sleep = match (this.limit.take(), this.sleep) {
+            (Some(limit), Some(sleep)) => {
+                sleep.start(limit);
+                sleep
+            }
+            (Some(limit), slot @ None) => slot.insert(crate::default_wheel::start_sleep(limit)),
+            (None, Some(sleep)) => sleep,
+            (None, None) => unreachable!("a started lazy timeout has a sleep"),
+        };
+        match sleep.poll_sleep(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
