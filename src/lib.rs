@@ -36,6 +36,9 @@
 //!   next tick, never down.
 //! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
 //! - [`Delay`] and [`TimeoutHandle`] add Netty's cancellable timeout.
+//! - [`Wheel::lazy_timeout`] and [`lazy_timeout`] add a timeout that starts
+//!   at the first poll finding its future pending (as pingora's
+//!   `fast_timeout`): a future ready at once costs no clock read.
 //! - When the wheel shuts down, pending timers complete instead of hanging.
 //!
 //! # Features
