@@ -10,7 +10,8 @@
 //!
 //! Scenarios are generated (proptest) from the operations programs use:
 //! sleeps, deadlines on and off the millisecond, resets earlier and later,
-//! timeouts, intervals, queue inserts, removes, resets and drains, explicit
+//! timeouts (and `lazy_timeout` against a tokio timeout made at its first
+//! poll), intervals, queue inserts, removes, resets and drains, explicit
 //! `advance` and awaiting a sleep under auto-advance.
 
 mod common;
@@ -61,6 +62,9 @@ enum Op {
         back: Dur,
     },
     Timeout(Dur),
+    /// `hashwheel::lazy_timeout`, against a tokio timeout made at its
+    /// first poll.
+    LazyTimeout(Dur),
     Interval(Dur),
     Poll(usize),
     /// `reset(now - back + ahead)`.
@@ -90,6 +94,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => dur().prop_map(Op::Sleep),
         2 => (dur(), dur()).prop_map(|(ahead, back)| Op::SleepUntil { ahead, back }),
         1 => dur().prop_map(Op::Timeout),
+        1 => dur().prop_map(Op::LazyTimeout),
         1 => (1u64..8, prop_oneof![Just(0u64), Just(500_000u64)])
             .prop_map(|(ms, ns)| Op::Interval(Dur(ms * 1_000_000 + ns))),
         5 => (0usize..16).prop_map(Op::Poll),
@@ -151,6 +156,38 @@ impl Timer for Pin<Box<tokio::time::Timeout<Pending<()>>>> {
 impl Timer for hashwheel::Timeout<Pending<()>> {
     fn poll(&mut self, cx: &mut Context<'_>, _: Instant) -> Poll<String> {
         // Both `Elapsed`s print as `Elapsed(())`.
+        Pin::new(self).poll(cx).map(|r| format!("{r:?}"))
+    }
+    fn reset(&mut self, _: Instant) {}
+    fn is_elapsed(&self) -> Option<bool> {
+        None
+    }
+}
+
+/// tokio has no lazy timeout: this one makes `tokio::time::timeout` at its
+/// first poll, which is what `hashwheel::lazy_timeout` must behave as once
+/// its future is pending (here on every poll).
+struct TokioLazy {
+    limit: Duration,
+    started: Option<Pin<Box<tokio::time::Timeout<Pending<()>>>>>,
+}
+
+impl Timer for TokioLazy {
+    fn poll(&mut self, cx: &mut Context<'_>, _: Instant) -> Poll<String> {
+        let limit = self.limit;
+        let t = self
+            .started
+            .get_or_insert_with(|| Box::pin(tokio::time::timeout(limit, pending())));
+        t.as_mut().poll(cx).map(|r| format!("{r:?}"))
+    }
+    fn reset(&mut self, _: Instant) {}
+    fn is_elapsed(&self) -> Option<bool> {
+        None
+    }
+}
+
+impl Timer for hashwheel::LazyTimeout<Pending<()>> {
+    fn poll(&mut self, cx: &mut Context<'_>, _: Instant) -> Poll<String> {
         Pin::new(self).poll(cx).map(|r| format!("{r:?}"))
     }
     fn reset(&mut self, _: Instant) {}
@@ -349,6 +386,13 @@ impl Run {
             Op::Timeout(d) => self.push(match self.imp {
                 Imp::Tokio => Box::new(Box::pin(tokio::time::timeout(d.get(), pending()))),
                 Imp::Wheel => Box::new(hashwheel::timeout(d.get(), pending())),
+            }),
+            Op::LazyTimeout(d) => self.push(match self.imp {
+                Imp::Tokio => Box::new(TokioLazy {
+                    limit: d.get(),
+                    started: None,
+                }),
+                Imp::Wheel => Box::new(hashwheel::lazy_timeout(d.get(), pending())),
             }),
             Op::Interval(p) => self.push(match self.imp {
                 Imp::Tokio => Box::new(tokio::time::interval(p.get())),
