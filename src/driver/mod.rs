@@ -368,7 +368,9 @@ impl Shard {
             drop(old);
             return Poll::Ready(());
         }
-        let old = swap_waker(&mut s.waiter(key).waker, waker);
+        let w = s.waiter(key);
+        debug_assert_eq!(w.due(), due, "a sleep polls with the deadline it last gave");
+        let old = swap_waker(&mut w.waker, waker);
         drop(s);
         drop(old);
         Poll::Pending
@@ -400,7 +402,13 @@ impl Shard {
             old.wake();
             return false;
         }
-        s.waiter(key).set_due(tick);
+        let w = s.waiter(key);
+        debug_assert_eq!(
+            w.due(),
+            old,
+            "a sleep resets from the deadline it last gave"
+        );
+        w.set_due(tick);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -433,13 +441,16 @@ impl Shard {
         s.cancelled += 1;
         // The waker goes now (it may hold the last reference to a task);
         // the entry goes with the next sweep.
-        let old = mem::replace(&mut s.waiter(key).waker, Waker::noop().clone());
+        let w = s.waiter(key);
+        debug_assert_eq!(w.due, due | DRIVER_REMOVES, "a sleep cancels its own entry");
+        let old = mem::replace(&mut w.waker, Waker::noop().clone());
         s.swept.push(key);
         // Also when nothing else is left: the sweep then gives a big slab's
         // memory back, which no driver pass may come to do.
         if s.swept.len() >= SWEEP_AT || s.wheel.len() == s.swept.len() {
             s.sweep();
         }
+        debug_assert!(s.swept.len() < SWEEP_AT);
         drop(s);
         drop(old);
     }
@@ -469,6 +480,10 @@ impl Shard {
             };
         }
         s.sweep();
+        debug_assert!(
+            s.swept.is_empty(),
+            "the driver never meets a cancelled entry"
+        );
         s.wheel.advance(now);
         self.elapsed.store(s.wheel.elapsed(), Ordering::Release);
         let mut fired = 0;

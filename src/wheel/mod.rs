@@ -526,6 +526,7 @@ impl<T> HashedWheel<T> {
 
     /// Links a detached entry where `tick` says.
     fn place(&mut self, key: u32, tick: u64) {
+        debug_assert_eq!(self.entries[key as usize].prev, DETACHED, "placed twice");
         self.entries[key as usize].tick = tick;
         if tick == NEVER {
             let e = &mut self.entries[key as usize];
@@ -617,6 +618,15 @@ impl<T> HashedWheel<T> {
             e.next = NIL;
             links
         };
+        debug_assert_ne!(prev, DETACHED, "unlinking an entry in no list");
+        // An entry without a predecessor heads the list its tick names.
+        debug_assert!(
+            prev != NIL
+                || match bucket {
+                    Some(b) => self.buckets[b].head == key,
+                    None => self.due_head == key,
+                }
+        );
         if prev == NIL {
             match bucket {
                 Some(b) => self.buckets[b].head = next,
