@@ -120,12 +120,19 @@ impl<F: Future> Future for LazyTimeout<F> {
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        let sleep = match (this.limit.take(), this.sleep) {
+        // `limit` goes only once the sleep has started: a panic on the way
+        // (no runtime) leaves the timeout as it was.
+        let sleep = match (*this.limit, this.sleep) {
             (Some(limit), Some(sleep)) => {
                 sleep.start(limit);
+                *this.limit = None;
                 sleep
             }
-            (Some(limit), slot @ None) => slot.insert(crate::default_wheel::start_sleep(limit)),
+            (Some(limit), slot @ None) => {
+                let sleep = slot.insert(crate::default_wheel::start_sleep(limit));
+                *this.limit = None;
+                sleep
+            }
             (None, Some(sleep)) => sleep,
             (None, None) => unreachable!("a started lazy timeout has a sleep"),
         };

@@ -218,3 +218,23 @@ async fn started_then_shut_down_completes_instead_of_hanging() {
     assert!(t.is_woken());
     assert!(assert_ready!(t.poll()).is_err());
 }
+
+#[test]
+fn a_start_that_panics_leaves_it_unstarted() {
+    let mut t = task::spawn(lazy_timeout(ms(10), pending::<()>()));
+    let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.poll()));
+    assert!(outside.is_err());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(t.deadline(), None);
+        let polled = Instant::now();
+        assert_pending!(t.poll());
+        assert_eq!(t.deadline(), Some(polled + ms(10)));
+        advance(ms(10)).await;
+        assert!(assert_ready!(t.poll()).is_err());
+    });
+}
