@@ -18,10 +18,10 @@ pin_project! {
     /// inner future's output if that completes first, `Err(Elapsed)` when
     /// the time runs out. Only the start differs.
     ///
-    /// - **Ready on its first poll:** no clock is read and no wheel is
-    ///   touched. Made by the free function, it does not even look up the
-    ///   runtime. This is the case it exists for: a request whose data is
-    ///   already buffered, a cache hit.
+    /// - **Ready on its first poll:** no clock is read and no wheel entry
+    ///   is made (no lock is taken). Made by the free function, it does not
+    ///   even look up the runtime or its wheel. This is the case it exists
+    ///   for: a request whose data is already buffered, a cache hit.
     /// - **Pending on its first poll:** the clock is read then, and the
     ///   deadline is `duration` from that poll. From there it is a
     ///   [`Timeout`](crate::Timeout) made at that moment, to the tick.
