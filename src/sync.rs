@@ -7,12 +7,11 @@
 //! A shard's lock is taken to register a timer, to poll or reset it while
 //! it is pending and to cancel it, by the worker that owns the shard; the
 //! driver takes it to expire, and another worker only for a timer that
-//! moved there. So it is nearly
-//! always free, and what counts is what an uncontended lock and unlock
-//! cost. std's `Mutex` releases with an atomic swap, to learn whether a
-//! waiter sleeps on the futex; on x86 that is a second locked instruction,
-//! which waits until the stores of the critical section (the entry, its
-//! bucket neighbour) have reached the cache. `spin`'s `SpinMutex` takes
+//! moved there. So it is nearly always free, and what counts is what an
+//! uncontended lock and unlock cost. std's `Mutex` releases with an atomic
+//! swap, to learn whether a waiter sleeps on the futex; on x86 that is a
+//! second locked instruction, which waits until the stores of the critical
+//! section (the entry, its bucket neighbour) have reached the cache. `spin`'s `SpinMutex` takes
 //! the lock with one compare-and-swap and releases it with a plain store,
 //! which waits for nothing. Measured in a task on one worker (two
 //! alternating runs of `compare --only task_register,task_timeout`):
