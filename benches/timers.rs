@@ -110,8 +110,8 @@ fn throughput(c: &mut Criterion, env: &Env) {
     );
 }
 
-/// The in-task groups: register + cancel, timeout, insert + cancel (both
-/// orders) and cross-worker cancel.
+/// The in-task groups: register + cancel, reset + poll, timeout, insert +
+/// cancel (both orders) and cross-worker cancel.
 fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
@@ -132,6 +132,18 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         "task_register_cancel_2workers_wall",
         &Imp::TASK,
         |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+    );
+    per_op(
+        c,
+        "task_reset_later_and_poll_1worker_cpu",
+        &Imp::TASK_RESET,
+        |imp, n| cpu(tasks::reset_poll(env.rt(1), imp, n)),
+    );
+    per_op(
+        c,
+        "task_reset_later_and_poll_2workers_cpu",
+        &Imp::TASK_RESET,
+        |imp, n| cpu(tasks::reset_poll(env.rt(2), imp, n.div_ceil(2))),
     );
     per_op(
         c,

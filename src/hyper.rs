@@ -18,12 +18,13 @@
 //! ```
 //!
 //! Each sleep hyper asks for is a hashwheel [`Sleep`](crate::Sleep) in a
-//! small box ([`Sleep`]): 24 bytes and `Unpin`, against a boxed tokio
+//! small box ([`Sleep`]): 32 bytes and `Unpin`, against a boxed tokio
 //! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's
 //! default `Timer::reset` drops the sleep and allocates a new one;
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
-//! sleeps and moves their deadline in place: no allocation, no new wheel
-//! entry, and no lock at all when the deadline moves later. (hyper 1.x
+//! sleeps and moves their deadline in place: no allocation and no new
+//! wheel entry, under one uncontended shard lock (a deadline moved later
+//! only records its tick). (hyper 1.x
 //! resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
 //! drops the header-read sleep once a request head has arrived and asks
 //! for a new one when the connection next waits for a head.)

@@ -71,7 +71,21 @@ pub(crate) use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 #[inline]
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(test)]
+    LOCKS_TAKEN.with(|n| n.set(n.get() + 1));
     m.0.lock()
+}
+
+#[cfg(all(test, not(loom)))]
+thread_local! {
+    static LOCKS_TAKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many shard locks this thread has taken (unit tests only): for the
+/// tests of the paths that promise to take none.
+#[cfg(all(test, not(loom)))]
+pub(crate) fn locks_taken() -> u64 {
+    LOCKS_TAKEN.with(|n| n.get())
 }
 
 /// Locks a shard, ignoring loom's poisoning (see the other `lock`).

@@ -79,6 +79,9 @@ impl Imp {
     /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
     /// functions, tokio and pingora.
     pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
+    /// A sleep moved and polled in a task: the free functions make the same
+    /// `Sleep` as a held wheel, so [`Imp::TASK`] but for them.
+    pub const TASK_RESET: [Imp; 3] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora];
     /// The timeout rows in a task: every [`Imp::TASK`], and the future
     /// polled alone, with no timeout around it (the harness's own cost).
     pub const TASK_TIMEOUT: [Imp; 5] = [

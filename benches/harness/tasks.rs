@@ -294,6 +294,48 @@ pub fn register_cancel(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
     })
 }
 
+// ===== reset + poll =====
+
+/// In each task (one per worker): one sleep 30 s away, polled once with the
+/// task's context, then `ops` times moved 1 µs later and polled again with
+/// the same context, as a connection's idle timer is on every message.
+/// The free functions make the same `Sleep` as a held wheel, so they have
+/// no row of their own here; pingora's sleep cannot move, so it is made
+/// again (as its `reset` row on a plain thread does).
+pub fn reset_poll(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
+    let wheel = rt.wheel.clone();
+    timed_tasks(rt, imp, move |cx| {
+        let base = tokio::time::Instant::now() + FAR;
+        let at = |i: u64| base + Duration::from_micros(i);
+        match imp {
+            Imp::Hashwheel => {
+                let mut s = polled(wheel.sleep_until(at(0)), cx);
+                for i in 1..=ops {
+                    s.reset(at(i));
+                    assert!(Pin::new(&mut s).poll(cx).is_pending());
+                }
+            }
+            Imp::Tokio => {
+                let mut s = pin!(tokio::time::sleep_until(at(0)));
+                assert!(s.as_mut().poll(cx).is_pending());
+                for i in 1..=ops {
+                    s.as_mut().reset(at(i));
+                    assert!(s.as_mut().poll(cx).is_pending());
+                }
+            }
+            Imp::Pingora => {
+                let mut s = pin!(fast_sleep(FAR));
+                assert!(s.as_mut().poll(cx).is_pending());
+                for i in 1..=ops {
+                    s.set(fast_sleep(FAR + Duration::from_micros(i)));
+                    assert!(s.as_mut().poll(cx).is_pending());
+                }
+            }
+            _ => unsupported(imp),
+        }
+    })
+}
+
 // ===== timeout =====
 
 /// Polls `f` to completion with `cx`: pending once first when

@@ -41,13 +41,18 @@ fn server_head(conns: usize) -> String {
     format!("server, {} connections, 2 workers", count(conns))
 }
 
+/// The head of a row run in a task on each of `workers` workers.
+fn workers_head(workers: usize) -> String {
+    match workers {
+        1 => "task, 1 worker".to_string(),
+        n => format!("task, {n} workers (a task on each)"),
+    }
+}
+
 pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
     let ops = cfg.task_ops;
     for workers in [1, 2] {
-        let head = match workers {
-            1 => "task, 1 worker".to_string(),
-            n => format!("task, {n} workers (a task on each)"),
-        };
+        let head = workers_head(workers);
         let cpu = format!("{head}: register + cancel a 30 s sleep, CPU");
         let wall = match workers {
             1 => format!("{head}: register + cancel a 30 s sleep, wall"),
@@ -60,6 +65,21 @@ pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
             let (c, w) = tasks::register_cancel(e.task.rt(workers), imp, ops).per_op(all);
             t.add(&cpu, NS, imp, c);
             t.add(&wall, NS, imp, w);
+        });
+    }
+}
+
+pub fn reset_poll(cfg: &Config, e: &Envs, t: &mut Table) {
+    let ops = cfg.task_ops;
+    for workers in [1, 2] {
+        let head = workers_head(workers);
+        let cpu = format!("{head}: reset a pending sleep 1 µs later and poll it, CPU");
+        rounds(cfg.rounds, &Imp::TASK_RESET, |imp| {
+            let all = ops * workers as u64;
+            let c = tasks::reset_poll(e.task.rt(workers), imp, ops)
+                .per_op(all)
+                .0;
+            t.add(&cpu, NS, imp, c);
         });
     }
 }

@@ -353,8 +353,9 @@ type Section = fn(&Config, &Envs, &mut Table);
 /// ones. The ones on tokio's paused clock come last: once a clock has been
 /// paused, every `tokio::time::Instant::now()` in the process (with tokio's
 /// `test-util`, which the dev-dependencies enable) takes a slower path.
-const SECTIONS: [(&str, Section); 16] = [
+const SECTIONS: [(&str, Section); 17] = [
     ("task_register", in_task::register_cancel),
+    ("task_reset", in_task::reset_poll),
     ("task_timeout", in_task::timeout),
     ("task_insert", in_task::insert_cancel),
     ("cross", in_task::cross_worker_cancel),

@@ -92,7 +92,9 @@ where
                 if echo_once(&mut stream, read, &buf, stats).await.is_none() {
                     return Outcome::ClientClosed;
                 }
-                // The per-read hot path: moving the deadline later takes no lock.
+                // The per-read hot path: moving the deadline later records
+                // the new tick (one uncontended lock, no allocation), and the
+                // next poll of `deadline`, with the same waker, takes no lock.
                 deadline.reset(Instant::now() + idle);
             }
             _ = &mut deadline => {

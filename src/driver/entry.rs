@@ -20,12 +20,16 @@
 //!   and belongs to the driver once its tick has been processed (see the
 //!   `driver` module docs): polling, resetting and cancelling it all go
 //!   through here with the deadline it was last given, never a stale one.
+//!   A poll with the waker the entry already holds, before the entry's tick
+//!   and before a shutdown, returns `Pending` without the lock: the sleep
+//!   keeps the [`WakerId`] of the waker it last stored.
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
 //!   under the shard lock).
 
 use std::task::{Poll, Waker};
 
+use super::waker_id::WakerId;
 use super::{Registration, ShardOps, ShardRef};
 use crate::clock::Deadline;
 
@@ -67,14 +71,32 @@ impl ShardRef {
 
     /// Polls the owned entry `key`, due at `deadline`: `Ready` once its tick
     /// has been processed (without the lock) or the wheel has shut down;
-    /// otherwise the entry keeps `waker`.
-    pub(crate) fn poll_owned(&self, key: u32, deadline: Deadline, waker: &Waker) -> Poll<()> {
+    /// otherwise the entry keeps `waker`. `held` is the id of the waker the
+    /// entry holds, as the sleep last learnt it: when `waker` is that one,
+    /// a pending poll takes no lock (see `waker_id`).
+    pub(crate) fn poll_owned(
+        &self,
+        key: u32,
+        deadline: Deadline,
+        waker: &Waker,
+        held: &mut WakerId,
+    ) -> Poll<()> {
         let due = self.core().clock.tick_of(deadline);
         let shard = self.get();
         if shard.has_passed(due) {
             return Poll::Ready(());
         }
-        shard.poll(key, due, waker)
+        // The entry holds this waker and nobody else swaps it while the tick
+        // is ahead: the driver takes it only after publishing the tick
+        // (checked above), a shutdown only after raising its flag.
+        if held.is(waker) && !self.core().is_shutdown() {
+            return Poll::Pending;
+        }
+        let poll = shard.poll(key, due, waker);
+        if poll.is_pending() {
+            *held = WakerId::of(waker);
+        }
+        poll
     }
 
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`

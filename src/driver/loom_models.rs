@@ -441,14 +441,19 @@ fn sleep_drop_vs_fire_and_slot_reuse() {
     });
 }
 
-/// A sleep polled while the driver expires it: it completes without the
-/// lock once the tick is processed, or stays pending and is woken.
-#[test]
-fn sleep_poll_vs_fire() {
-    model(|| {
+/// A sleep polled while the driver expires it, with the waker it registered
+/// with (a poll that takes no lock) or with a new one (which takes the lock
+/// to store it): it completes, or stays pending and the waker it was last
+/// polled with is woken.
+fn sleep_poll_vs_fire(new_waker: bool) {
+    model(move || {
         let shards = wheel(1);
         let (f, w) = flag();
-        let first = registered(sleep(&shards, 0, 5), &w);
+        let (_first_flag, first_waker) = flag();
+        let first = registered(
+            sleep(&shards, 0, 5),
+            if new_waker { &first_waker } else { &w },
+        );
         let poller = poll_on_thread(first, w, |_| {});
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 10));
@@ -461,6 +466,16 @@ fn sleep_poll_vs_fire() {
         drop(first);
         assert_empty(&shards);
     });
+}
+
+#[test]
+fn sleep_poll_same_waker_vs_fire() {
+    sleep_poll_vs_fire(false);
+}
+
+#[test]
+fn sleep_poll_new_waker_vs_fire() {
+    sleep_poll_vs_fire(true);
 }
 
 /// A first poll registering at `tick` while the driver runs at tick 5.

@@ -13,6 +13,12 @@
 //!   sleep tells which side of the line it is on from its own due tick and
 //!   the shard's `elapsed`, which the driver publishes in an atomic after
 //!   advancing: a sleep polled after its tick completes without the lock.
+//! - A `Sleep`'s entry's waker changes only under the lock, and only by its
+//!   sleep (a poll with another waker, a cancel), by the driver once the
+//!   shard's published `elapsed` has reached the entry's due tick, or by a
+//!   shutdown once `Core::shutdown` is raised. So a sleep that knows which
+//!   waker its entry holds (`waker_id`), and sees neither, can answer a
+//!   poll with that waker `Pending` without the lock.
 //! - A `Delay`'s entry (made through [`ShardOps::insert`]) is removed by
 //!   its owner only (or a `TimeoutHandle`, under the same lock, through the
 //!   `Delay`'s state word). The driver takes its waker (leaving a no-op
@@ -34,6 +40,7 @@ pub(crate) mod entry;
 mod loom_models;
 pub(crate) mod queue;
 pub(crate) mod task;
+pub(crate) mod waker_id;
 
 use std::cell::Cell;
 use std::mem;
