@@ -23,13 +23,17 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{RawWakerVTable, Waker};
 
-/// Vtables the table can number; `VTABLES.len()` itself means "none".
-const SLOTS: usize = 32;
+/// Vtables the table can number (a power of two); `SLOTS` itself means
+/// "none".
+const SLOTS: usize = 64;
 
-/// The numbered vtables' addresses, in the order they were first met; 0 is
-/// a free slot. Plain std atomics, also under loom: the table is append-only
-/// and no model depends on its interleavings.
-static VTABLES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+/// The process's vtable numbers. Plain std atomics, also under loom: the
+/// table is append-only and no model depends on its interleavings.
+static VTABLES: Vtables = Vtables::new();
+
+/// Numbered vtables' addresses, each in the slot of its number; 0 is a free
+/// slot.
+struct Vtables([AtomicUsize; SLOTS]);
 
 /// A waker's identity (see the module docs). Packed to 9 bytes so that the
 /// sleep that keeps it stays 32 bytes.
@@ -51,7 +55,7 @@ impl WakerId {
     pub(crate) fn of(waker: &Waker) -> WakerId {
         WakerId {
             data: waker.data() as usize,
-            vtable: number(vtable_addr(waker)),
+            vtable: VTABLES.number(vtable_addr(waker)),
         }
     }
 
@@ -60,10 +64,7 @@ impl WakerId {
     #[inline]
     pub(crate) fn is(self, waker: &Waker) -> bool {
         let (data, vtable) = (self.data, self.vtable);
-        data == waker.data() as usize
-            && VTABLES
-                .get(vtable as usize)
-                .is_some_and(|v| v.load(Ordering::Relaxed) == vtable_addr(waker))
+        data == waker.data() as usize && VTABLES.addr(vtable) == Some(vtable_addr(waker))
     }
 }
 
@@ -71,24 +72,43 @@ fn vtable_addr(waker: &Waker) -> usize {
     waker.vtable() as *const RawWakerVTable as usize
 }
 
-/// The number of the vtable at `addr`, given one if it has none and a slot
-/// is free; `SLOTS` if the table is full.
-fn number(addr: usize) -> u8 {
-    for (i, slot) in VTABLES.iter().enumerate() {
-        let mut seen = slot.load(Ordering::Relaxed);
-        if seen == 0 {
-            // Several threads may race for the slot; one wins, and a loser
-            // with the same vtable takes the winner's number.
-            seen = match slot.compare_exchange(0, addr, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => addr,
-                Err(current) => current,
-            };
-        }
-        if seen == addr {
-            return i as u8;
-        }
+impl Vtables {
+    const fn new() -> Vtables {
+        Vtables([const { AtomicUsize::new(0) }; SLOTS])
     }
-    SLOTS as u8
+
+    /// The address numbered `n`, if any.
+    #[inline]
+    fn addr(&self, n: u8) -> Option<usize> {
+        self.0
+            .get(n as usize)
+            .map(|slot| slot.load(Ordering::Relaxed))
+    }
+
+    /// The number of the vtable at `addr`, given one if it has none and a
+    /// slot is free; `SLOTS` if the table is full. The search starts at a
+    /// slot picked by a hash of the address, so that a registration finds
+    /// its vtable at the first look however many others came before it.
+    fn number(&self, addr: usize) -> u8 {
+        let start =
+            (addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros());
+        for i in (0..SLOTS).map(|k| (start as usize + k) % SLOTS) {
+            let slot = &self.0[i];
+            let mut seen = slot.load(Ordering::Relaxed);
+            if seen == 0 {
+                // Several threads may race for the slot; one wins, and a
+                // loser with the same vtable takes the winner's number.
+                seen = match slot.compare_exchange(0, addr, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => addr,
+                    Err(current) => current,
+                };
+            }
+            if seen == addr {
+                return i as u8;
+            }
+        }
+        SLOTS as u8
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -115,6 +135,31 @@ mod tests {
         assert!(!id.is(Waker::noop()));
         assert!(!WakerId::NONE.is(&a));
         assert!(!WakerId::NONE.is(Waker::noop()));
+    }
+
+    /// Vtables beyond what the table holds get no number: their ids match
+    /// nothing, so their sleeps take the lock, and no id is ever wrong.
+    #[test]
+    fn a_full_table_numbers_nothing_more() {
+        let table = Vtables::new();
+        // Fake vtable addresses (ids only compare them).
+        let addr = |i: usize| 0x10_0000 + 64 * i;
+        let numbers: Vec<u8> = (0..SLOTS + 5).map(|i| table.number(addr(i))).collect();
+        let mut given = numbers[..SLOTS].to_vec();
+        given.sort_unstable();
+        assert_eq!(
+            given,
+            (0..SLOTS as u8).collect::<Vec<_>>(),
+            "each slot once"
+        );
+        assert!(numbers[SLOTS..].iter().all(|&n| n as usize == SLOTS));
+        for (i, &n) in numbers.iter().enumerate() {
+            assert_eq!(table.number(addr(i)), n, "a vtable keeps its number");
+            if (n as usize) < SLOTS {
+                assert_eq!(table.addr(n), Some(addr(i)));
+            }
+        }
+        assert_eq!(table.addr(SLOTS as u8), None);
     }
 
     /// Two wakers with the same data pointer and different vtables (both
