@@ -137,13 +137,27 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         c,
         "task_reset_later_and_poll_1worker_cpu",
         &Imp::TASK_RESET,
-        |imp, n| cpu(tasks::reset_poll(env.rt(1), imp, n)),
+        |imp, n| {
+            cpu(tasks::reset_poll(
+                env.rt(1),
+                imp,
+                Duration::from_millis(1),
+                n,
+            ))
+        },
     );
     per_op(
         c,
         "task_reset_later_and_poll_2workers_cpu",
         &Imp::TASK_RESET,
-        |imp, n| cpu(tasks::reset_poll(env.rt(2), imp, n.div_ceil(2))),
+        |imp, n| {
+            cpu(tasks::reset_poll(
+                env.rt(2),
+                imp,
+                Duration::from_millis(1),
+                n.div_ceil(2),
+            ))
+        },
     );
     per_op(
         c,

@@ -19,15 +19,15 @@
 //!
 //! Each sleep hyper asks for is a hashwheel [`Sleep`](crate::Sleep) in a
 //! small box ([`Sleep`]): 32 bytes and `Unpin`, against a boxed tokio
-//! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's
-//! default `Timer::reset` drops the sleep and allocates a new one;
+//! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's default
+//! `Timer::reset` drops the sleep and allocates a new one;
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
-//! sleeps and moves their deadline in place: no allocation and no new
-//! wheel entry, under one uncontended shard lock (a deadline moved later
-//! only records its tick). (hyper 1.x
-//! resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
-//! drops the header-read sleep once a request head has arrived and asks
-//! for a new one when the connection next waits for a head.)
+//! sleeps and moves their deadline in place: no allocation and no new wheel
+//! entry, under one uncontended shard lock (a deadline moved later only
+//! records its tick), or none when the deadline stays in its tick. (hyper
+//! 1.x resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
+//! drops the header-read sleep once a request head has arrived and asks for
+//! a new one when the connection next waits for a head.)
 //!
 //! Only available with the `hyper` feature.
 

@@ -182,9 +182,11 @@ impl Sleep {
     ///
     /// O(1) and allocates nothing. As with tokio's timer, a deadline moved
     /// later never wakes the task at the old one: the entry keeps its place
-    /// and the driver files it again when it gets there. A deadline moved
-    /// earlier moves the entry; one whose tick has ended completes the sleep
-    /// and wakes the task that last polled it.
+    /// and the driver files it again when it gets there. A deadline that
+    /// stays in the wheel tick it was due at changes nothing in the wheel
+    /// and takes no lock. A deadline moved earlier moves the entry; one
+    /// whose tick has ended completes the sleep and wakes the task that last
+    /// polled it.
     ///
     /// # Examples
     ///
@@ -359,6 +361,83 @@ mod tests {
         assert_eq!(locks_taken(), locks, "a processed tick: no lock");
     }
 
+    /// A hashwheel sleep and a tokio sleep with the same deadline, each
+    /// with a waker of its own that counts its wake-ups.
+    struct Pair {
+        ours: Sleep,
+        theirs: Pin<Box<tokio::time::Sleep>>,
+        woken: (Arc<Count>, Waker),
+        twoken: (Arc<Count>, Waker),
+    }
+
+    impl Pair {
+        /// Both made and polled once (registered).
+        fn new(ours: Sleep, deadline: Instant) -> Pair {
+            let mut pair = Pair {
+                ours,
+                theirs: Box::pin(tokio::time::sleep_until(deadline)),
+                woken: waker(),
+                twoken: waker(),
+            };
+            assert!(pair.poll().is_pending());
+            pair
+        }
+
+        /// Polls both with their wakers: they must agree.
+        fn poll(&mut self) -> Poll<()> {
+            let theirs = self
+                .theirs
+                .as_mut()
+                .poll(&mut Context::from_waker(&self.twoken.1));
+            let ours = poll(&mut self.ours, &self.woken.1);
+            assert_eq!(ours, theirs, "ready when tokio's is");
+            ours
+        }
+
+        fn reset(&mut self, deadline: Instant) {
+            self.ours.reset(deadline);
+            self.theirs.as_mut().reset(deadline);
+        }
+
+        /// Advances the paused clock by `ms`, lets the wheel's driver run,
+        /// and checks that both were woken alike, then polls both.
+        async fn advance(&mut self, ms: u64) -> Poll<()> {
+            tokio::time::advance(Duration::from_millis(ms)).await;
+            tokio::task::yield_now().await;
+            let count = |c: &Arc<Count>| c.0.load(Ordering::SeqCst);
+            assert_eq!(
+                count(&self.woken.0),
+                count(&self.twoken.0),
+                "woken like tokio's after {ms} ms more"
+            );
+            self.poll()
+        }
+    }
+
+    /// A reset within the tick the entry is filed for takes no lock; one
+    /// to a later tick takes one. Each fires when tokio's sleep, reset the
+    /// same way, fires.
+    #[tokio::test(start_paused = true)]
+    async fn a_reset_within_the_same_tick_takes_no_lock() {
+        let wheel = Wheel::new();
+        let start = Instant::now();
+        let at = |us: u64| start + Duration::from_micros(us);
+        let mut pair = Pair::new(wheel.sleep_until(at(9_100)), at(9_100));
+        let locks = locks_taken();
+        for us in [9_200, 9_900, 9_001, 10_000] {
+            // All in the tick that ends at 10 ms.
+            pair.reset(at(us));
+            assert!(pair.poll().is_pending());
+        }
+        assert_eq!(locks_taken(), locks, "the same tick: no lock");
+        pair.reset(at(10_001));
+        assert_eq!(locks_taken(), locks + 1, "a later tick: one lock");
+        assert!(pair.advance(10).await.is_pending());
+        assert!(pair.advance(1).await.is_ready());
+        assert!(pair.ours.is_elapsed());
+        assert_eq!(start.elapsed(), Duration::from_millis(11));
+    }
+
     /// A shutdown wakes a registered sleep, whose next poll with the same
     /// waker completes: the poll that takes no lock sees the shutdown.
     #[tokio::test(start_paused = true)]
@@ -380,32 +459,16 @@ mod tests {
     async fn a_reset_later_keeps_the_lock_free_poll() {
         let wheel = Wheel::new();
         let start = Instant::now();
-        let mut sleep = wheel.sleep(Duration::from_millis(10));
-        let mut theirs = Box::pin(tokio::time::sleep(Duration::from_millis(10)));
-        let (woken, w) = waker();
-        let (twoken, tw) = waker();
-        assert!(poll(&mut sleep, &w).is_pending());
-        assert!(theirs
-            .as_mut()
-            .poll(&mut Context::from_waker(&tw))
-            .is_pending());
-        sleep.reset(start + Duration::from_millis(30));
-        theirs.as_mut().reset(start + Duration::from_millis(30));
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut pair = Pair::new(wheel.sleep_until(at(10)), at(10));
+        pair.reset(at(30));
         let locks = locks_taken();
-        assert!(poll(&mut sleep, &w).is_pending());
+        assert!(pair.poll().is_pending());
         assert_eq!(locks_taken(), locks);
-        for ms in [10, 19, 1] {
-            tokio::time::advance(Duration::from_millis(ms)).await;
-            tokio::task::yield_now().await;
-            let tokio_ready = theirs.as_mut().poll(&mut Context::from_waker(&tw));
-            assert_eq!(
-                woken.0.load(Ordering::SeqCst),
-                twoken.0.load(Ordering::SeqCst),
-                "woken like tokio's at +{ms} ms"
-            );
-            assert_eq!(poll(&mut sleep, &w), tokio_ready, "+{ms} ms");
-        }
+        assert!(pair.advance(10).await.is_pending());
+        assert!(pair.advance(19).await.is_pending());
+        assert!(pair.advance(1).await.is_ready());
         assert_eq!(start.elapsed(), Duration::from_millis(30));
-        assert!(sleep.is_elapsed());
+        assert!(pair.ours.is_elapsed());
     }
 }

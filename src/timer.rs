@@ -74,8 +74,10 @@ use crate::timeout::Timeout;
 ///   order from 170 to 110 ns at 1M and from 130 to 85 ns at 4M.
 /// - A deadline moved later only records the new tick in the entry (under
 ///   the lock, O(1)); the driver files the entry again when it meets it, and
-///   wakes no one at the old deadline. A deadline moved earlier moves the
-///   entry.
+///   wakes no one at the old deadline. A deadline moved within the tick the
+///   entry is due at changes nothing in the shard and takes no lock (a
+///   burst of messages on one connection). A deadline moved earlier moves
+///   the entry.
 /// - Once a sleep's tick has been processed its entry belongs to the
 ///   driver, which removes it while it expires it, under the lock it holds
 ///   anyway. Each shard publishes how far it has been processed in an

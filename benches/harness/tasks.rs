@@ -297,16 +297,18 @@ pub fn register_cancel(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
 // ===== reset + poll =====
 
 /// In each task (one per worker): one sleep 30 s away, polled once with the
-/// task's context, then `ops` times moved 1 µs later and polled again with
-/// the same context, as a connection's idle timer is on every message.
-/// The free functions make the same `Sleep` as a held wheel, so they have
-/// no row of their own here; pingora's sleep cannot move, so it is made
-/// again (as its `reset` row on a plain thread does).
-pub fn reset_poll(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
+/// task's context, then `ops` times moved `step` later and polled again
+/// with the same context, as a connection's idle timer is on every message
+/// (1 ms: a new tick each time, messages a tick or more apart; 1 µs: most
+/// moves stay in the sleep's tick, messages in a burst). The free
+/// functions make the same `Sleep` as a held wheel, so they have no row of
+/// their own here; pingora's sleep cannot move, so it is made again (as
+/// its `reset` row on a plain thread does).
+pub fn reset_poll(rt: Rt<'_>, imp: Imp, step: Duration, ops: u64) -> Span {
     let wheel = rt.wheel.clone();
     timed_tasks(rt, imp, move |cx| {
         let base = tokio::time::Instant::now() + FAR;
-        let at = |i: u64| base + Duration::from_micros(i);
+        let at = |i: u64| base + step * i as u32;
         match imp {
             Imp::Hashwheel => {
                 let mut s = polled(wheel.sleep_until(at(0)), cx);
@@ -327,7 +329,7 @@ pub fn reset_poll(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
                 let mut s = pin!(fast_sleep(FAR));
                 assert!(s.as_mut().poll(cx).is_pending());
                 for i in 1..=ops {
-                    s.set(fast_sleep(FAR + Duration::from_micros(i)));
+                    s.set(fast_sleep(FAR + step * i as u32));
                     assert!(s.as_mut().poll(cx).is_pending());
                 }
             }

@@ -363,14 +363,15 @@ pub fn size_of_timer(imp: Imp) -> usize {
 
 // ===== reset =====
 
-/// `ops` times: move one pending timer's deadline later (30 s plus `i` µs),
+/// `ops` times: move one pending timer's deadline later (30 s plus `i` ms:
+/// a new tick each time, as a connection's idle timer moves per message),
 /// and when `poll_each`, poll it after each move, as a `select!` loop does.
 /// pingora-timeout has no reset: it makes a new sleep each time, and must
 /// poll it to register it.
 pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let _rt = env.rt.enter();
     let base = Instant::now() + FAR;
-    let at = |i: u64| base + Duration::from_micros(i);
+    let at = |i: u64| base + Duration::from_millis(i);
     match imp {
         Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
         Imp::Hashwheel => {
@@ -402,7 +403,7 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
             let mut s = polled(futures_timer::Delay::new(FAR));
             let m = Meter::start(imp);
             for i in 1..=ops {
-                s.reset(FAR + Duration::from_micros(i));
+                s.reset(FAR + Duration::from_millis(i));
                 if poll_each {
                     assert!(poll_noop(Pin::new(&mut s)).is_pending());
                 }
@@ -414,7 +415,7 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
             assert!(poll_noop(s.as_mut()).is_pending());
             let m = Meter::start(imp);
             for i in 1..=ops {
-                s.set(fast_sleep(FAR + Duration::from_micros(i)));
+                s.set(fast_sleep(FAR + Duration::from_millis(i)));
                 assert!(poll_noop(s.as_mut()).is_pending());
             }
             m.stop()

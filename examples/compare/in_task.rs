@@ -71,12 +71,22 @@ pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
 
 pub fn reset_poll(cfg: &Config, e: &Envs, t: &mut Table) {
     let ops = cfg.task_ops;
-    for workers in [1, 2] {
+    let steps = [
+        (
+            Duration::from_millis(1),
+            "1 ms later (a new tick each time)",
+        ),
+        (
+            Duration::from_micros(1),
+            "1 µs later (mostly within its tick)",
+        ),
+    ];
+    for (workers, (step, what)) in [1, 2].into_iter().flat_map(|w| steps.map(|s| (w, s))) {
         let head = workers_head(workers);
-        let cpu = format!("{head}: reset a pending sleep 1 µs later and poll it, CPU");
+        let cpu = format!("{head}: reset a pending sleep {what} and poll it, CPU");
         rounds(cfg.rounds, &Imp::TASK_RESET, |imp| {
             let all = ops * workers as u64;
-            let c = tasks::reset_poll(e.task.rt(workers), imp, ops)
+            let c = tasks::reset_poll(e.task.rt(workers), imp, step, ops)
                 .per_op(all)
                 .0;
             t.add(&cpu, NS, imp, c);

@@ -248,7 +248,7 @@ fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
 fn reset(cfg: &Config, e: &Envs, t: &mut Table) {
     let env = &e.plain;
     for (poll, what) in [(false, ""), (true, " and poll")] {
-        let name = format!("{PLAIN}: reset a pending timer to a later deadline{what}, CPU");
+        let name = format!("{PLAIN}: reset a pending timer to a deadline 1 ms later{what}, CPU");
         let ops = cfg.reset_ops;
         rounds(cfg.rounds, &Imp::MAIN, |imp| {
             t.add(&name, NS, imp, w::reset(env, imp, poll, ops).per_op(ops).0);

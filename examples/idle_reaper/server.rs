@@ -93,8 +93,9 @@ where
                     return Outcome::ClientClosed;
                 }
                 // The per-read hot path: moving the deadline later records
-                // the new tick (one uncontended lock, no allocation), and the
-                // next poll of `deadline`, with the same waker, takes no lock.
+                // the new tick (one uncontended lock, none if it stays in its
+                // tick; no allocation), and the next poll of `deadline`, with
+                // the same waker, takes no lock.
                 deadline.reset(Instant::now() + idle);
             }
             _ = &mut deadline => {

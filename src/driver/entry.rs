@@ -22,7 +22,9 @@
 //!   through here with the deadline it was last given, never a stale one.
 //!   A poll with the waker the entry already holds, before the entry's tick
 //!   and before a shutdown, returns `Pending` without the lock: the sleep
-//!   keeps the [`WakerId`] of the waker it last stored.
+//!   keeps the [`WakerId`] of the waker it last stored. A reset to a
+//!   deadline in the entry's own tick changes nothing in the shard and
+//!   takes no lock either.
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
 //!   under the shard lock).
@@ -105,6 +107,12 @@ impl ShardRef {
     pub(crate) fn reset_owned(&self, key: u32, old: Deadline, new: Deadline) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
+        if tick == old && !self.core().is_shutdown() {
+            // The same tick: the entry, and what the shard would answer,
+            // stay as they are. No lock: only whether the driver has the
+            // entry already, as the locked path would find it.
+            return !self.get().has_passed(old);
+        }
         // Only a deadline moved earlier can have ended already; one moved
         // later is left to the driver, as tokio leaves it (no clock read),
         // and so is every move where the clock cannot pause (see the ground

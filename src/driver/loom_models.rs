@@ -383,6 +383,32 @@ fn reset_later_vs_fire() {
     });
 }
 
+/// A sleep moved within its tick (no lock: nothing in the shard changes)
+/// while the driver fires that tick: it completes, or stays pending and is
+/// woken; it never re-arms, and nothing stays behind.
+#[test]
+fn reset_within_the_tick_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (f, w) = flag();
+        let sleep = registered(sleep(&shards, 0, 3), &w);
+        let resetter = poll_on_thread(sleep, w, |s| {
+            s.reset_to(Deadline::from_ns(5 * MS / 2)); // 2.5 ms: tick 3 still
+        });
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 5));
+        let (mut sleep, w, ready) = resetter.join().unwrap();
+        driver.join().unwrap();
+        if !ready {
+            assert!(woken(&f), "a due sleep is pending and unwoken");
+            assert!(poll(&mut sleep, &w).is_ready());
+        }
+        assert_eq!(shards.counts().pending, 0, "re-armed");
+        drop(sleep);
+        assert_empty(&shards);
+    });
+}
+
 /// A sleep dropped while the driver fires its tick: its entry waits in the
 /// shard for a sweep, with its waker already dropped. Either the driver
 /// fires it (and wakes the task) or the drop cancels it (and nobody is
