@@ -6,8 +6,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
+use crate::driver::due_word::DueWord;
 use crate::driver::waker_id::WakerId;
 use crate::driver::{Registration, ShardRef};
+use crate::sync::Arc;
 
 /// A future that completes at a deadline, made by
 /// [`Wheel::sleep`](crate::Wheel::sleep) or
@@ -78,6 +80,9 @@ pub struct Sleep {
     /// The waker the entry holds, while `Registered`: a poll with that
     /// waker takes no lock.
     waker: WakerId,
+    /// The entry's due word, once a reset moved it to a later tick: later
+    /// moves then take no lock.
+    word: Option<Arc<DueWord>>,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
     /// tokio, whose `Sleep` makes its timer on the first poll or reset.
@@ -128,6 +133,7 @@ impl Sleep {
             deadline,
             key: 0,
             waker: WakerId::NONE,
+            word: None,
             touched: false,
             state: State::Unchecked,
         }
@@ -180,13 +186,16 @@ impl Sleep {
     /// Moves the deadline to `deadline`, whether or not the sleep has
     /// completed: a completed sleep becomes pending again.
     ///
-    /// O(1) and allocates nothing. As with tokio's timer, a deadline moved
-    /// later never wakes the task at the old one: the entry keeps its place
-    /// and the driver files it again when it gets there. A deadline that
-    /// stays in the wheel tick it was due at changes nothing in the wheel
-    /// and takes no lock. A deadline moved earlier moves the entry; one
-    /// whose tick has ended completes the sleep and wakes the task that last
-    /// polled it.
+    /// O(1). As with tokio's timer, a deadline moved later never wakes the
+    /// task at the old one: the entry keeps its place and the driver files
+    /// it again when it gets there. A deadline that stays in the wheel tick
+    /// it was due at changes nothing in the wheel and takes no lock. The
+    /// first move to a later tick takes the shard's lock once and allocates
+    /// a word of shared state (once per registration); every later move
+    /// after it writes that word and takes no lock, as an idle timer reset
+    /// on every message wants. A deadline moved earlier moves the entry;
+    /// one whose tick has ended completes the sleep and wakes the task that
+    /// last polled it.
     ///
     /// # Examples
     ///
@@ -215,7 +224,10 @@ impl Sleep {
         self.touched = true;
         match self.state {
             State::Registered => {
-                if !self.shard.reset_owned(self.key, old, deadline) {
+                if !self
+                    .shard
+                    .reset_owned(self.key, old, deadline, &mut self.word)
+                {
                     self.state = State::Unchecked;
                 }
             }
@@ -243,6 +255,9 @@ impl Sleep {
                 Registration::Key(key) => {
                     self.key = key;
                     self.waker = WakerId::of(cx.waker());
+                    // A new entry, without a word: an old one belongs to
+                    // the entry it was filed with.
+                    self.word = None;
                     self.state = State::Registered;
                     Poll::Pending
                 }
@@ -300,11 +315,11 @@ mod tests {
         Pin::new(sleep).poll(&mut Context::from_waker(w))
     }
 
-    /// Its shard, deadline, key and state, and the id of the waker its
-    /// entry holds (9 bytes, packed).
+    /// Its shard, deadline, key and state, the id of the waker its entry
+    /// holds (9 bytes, packed) and its due word.
     #[test]
-    fn a_sleep_is_32_bytes() {
-        assert_eq!(std::mem::size_of::<Sleep>(), 32);
+    fn a_sleep_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Sleep>(), 40);
     }
 
     /// Polling a registered sleep with the waker its entry holds takes no
@@ -436,6 +451,79 @@ mod tests {
         assert!(pair.advance(1).await.is_ready());
         assert!(pair.ours.is_elapsed());
         assert_eq!(start.elapsed(), Duration::from_millis(11));
+    }
+
+    /// Moves to later ticks: the first takes the lock once (it files the
+    /// entry's due word), the ones after it none, also after the driver has
+    /// filed the entry again at the word's tick. A move earlier takes the
+    /// lock. Every step is compared with tokio's sleep moved the same way:
+    /// it fires when tokio's does, and neither is woken before.
+    #[tokio::test(start_paused = true)]
+    async fn moves_to_later_ticks_after_the_first_take_no_lock() {
+        let wheel = Wheel::new();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut pair = Pair::new(wheel.sleep_until(at(10)), at(10));
+        let locks = locks_taken();
+        pair.reset(at(12));
+        assert_eq!(
+            locks_taken(),
+            locks + 1,
+            "the first move later files the word"
+        );
+        assert!(pair.ours.word.is_some());
+        for ms in [15, 20, 26] {
+            pair.reset(at(ms));
+            assert!(pair.poll().is_pending());
+        }
+        assert_eq!(
+            locks_taken(),
+            locks + 1,
+            "later moves with the word: no lock"
+        );
+        // The driver meets the entry at 10 ms and files it at 26, waking
+        // no one.
+        assert!(pair.advance(10).await.is_pending());
+        let locks = locks_taken();
+        pair.reset(at(30));
+        assert!(pair.poll().is_pending());
+        assert_eq!(locks_taken(), locks, "after the driver filed it again");
+        assert!(pair.advance(16).await.is_pending());
+        let locks = locks_taken(); // the driver ran on this thread
+        pair.reset(at(28));
+        assert_eq!(locks_taken(), locks + 1, "a move earlier takes the lock");
+        assert!(pair.poll().is_pending());
+        assert!(pair.advance(1).await.is_pending());
+        assert!(pair.advance(1).await.is_ready());
+        assert_eq!(start.elapsed(), Duration::from_millis(28));
+        assert_eq!(wheel.metrics().fired_count(), 1);
+    }
+
+    /// A sleep that fired through its word and is reset registers a new
+    /// entry, with no word: its first move later takes the lock again, and
+    /// it fires at its new deadline, as tokio's does.
+    #[tokio::test(start_paused = true)]
+    async fn a_sleep_registered_again_files_a_new_word() {
+        let wheel = Wheel::new();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut pair = Pair::new(wheel.sleep_until(at(5)), at(5));
+        pair.reset(at(6));
+        pair.reset(at(7));
+        assert!(pair.advance(7).await.is_ready());
+        pair.reset(at(20));
+        assert!(pair.poll().is_pending(), "registered again");
+        assert!(pair.ours.word.is_none(), "the old word is dropped");
+        let locks = locks_taken();
+        pair.reset(at(25));
+        pair.reset(at(30));
+        assert_eq!(locks_taken(), locks + 1);
+        assert!(pair.advance(22).await.is_pending());
+        assert!(pair.advance(1).await.is_ready());
+        assert_eq!(start.elapsed(), Duration::from_millis(30));
+        drop(pair);
+        let m = wheel.metrics();
+        assert_eq!((m.fired_count(), m.num_entries()), (2, 0));
     }
 
     /// A shutdown wakes a registered sleep, whose next poll with the same

@@ -93,9 +93,9 @@ where
                     return Outcome::ClientClosed;
                 }
                 // The per-read hot path: moving the deadline later records
-                // the new tick (one uncontended lock, none if it stays in its
-                // tick; no allocation), and the next poll of `deadline`, with
-                // the same waker, takes no lock.
+                // the new tick, with no lock (but for the first move, which
+                // files the sleep's due word), and the next poll of
+                // `deadline`, with the same waker, takes no lock either.
                 deadline.reset(Instant::now() + idle);
             }
             _ = &mut deadline => {

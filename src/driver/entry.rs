@@ -24,16 +24,20 @@
 //!   and before a shutdown, returns `Pending` without the lock: the sleep
 //!   keeps the [`WakerId`] of the waker it last stored. A reset to a
 //!   deadline in the entry's own tick changes nothing in the shard and
-//!   takes no lock either.
+//!   takes no lock either. A reset to a later tick takes the lock once, to
+//!   file a [`DueWord`] with the entry; the sleep keeps the word, and its
+//!   later moves after that write only the word (see `due_word`).
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
 //!   under the shard lock).
 
 use std::task::{Poll, Waker};
 
+use super::due_word::DueWord;
 use super::waker_id::WakerId;
 use super::{Registration, ShardOps, ShardRef};
 use crate::clock::Deadline;
+use crate::sync::Arc;
 
 /// How filing a shared entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,26 +107,50 @@ impl ShardRef {
 
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
-    /// registers again on its next poll.
-    pub(crate) fn reset_owned(&self, key: u32, old: Deadline, new: Deadline) -> bool {
+    /// registers again on its next poll. `word` is the entry's due word, if
+    /// the sleep has filed one.
+    pub(crate) fn reset_owned(
+        &self,
+        key: u32,
+        old: Deadline,
+        new: Deadline,
+        word: &mut Option<Arc<DueWord>>,
+    ) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
-        if tick == old && !self.core().is_shutdown() {
-            // The same tick: the entry, and what the shard would answer,
-            // stay as they are. No lock: only whether the driver has the
-            // entry already, as the locked path would find it.
-            return !self.get().has_passed(old);
+        if tick >= old && !self.core().is_shutdown() {
+            // Whether the driver has the entry already, as the locked path
+            // would find it.
+            if self.get().has_passed(old) {
+                return false;
+            }
+            if tick == old {
+                // The same tick: the entry, and what the shard would
+                // answer, stay as they are. No lock.
+                return true;
+            }
+            // Later: the word, if the entry has one, is all that changes
+            // (no lock), unless the driver claims the entry first.
+            if let Some(word) = word {
+                return word.move_later(old, tick);
+            }
+            let fresh = Arc::new(DueWord::new(tick));
+            let kept = self.get().reset(key, old, tick, 0, Some(&fresh));
+            if kept {
+                *word = Some(fresh);
+            }
+            return kept;
         }
-        // Only a deadline moved earlier can have ended already; one moved
-        // later is left to the driver, as tokio leaves it (no clock read),
-        // and so is every move where the clock cannot pause (see the ground
-        // rules).
+        // Earlier, or after a shutdown (which the locked path tells). Only
+        // a deadline moved earlier can have ended already; elsewhere than
+        // where the clock can pause, that is left to the driver, as tokio
+        // leaves it (no clock read; see the ground rules).
         let now = if tick >= old || !clock.pausable() {
             0
         } else {
             clock.now_tick()
         };
-        self.get().reset(key, old, tick, now)
+        self.get().reset(key, old, tick, now, None)
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver

@@ -5,7 +5,8 @@
 //! without `--cfg loom` each model runs once on std threads, as a plain test.
 //!
 //! The code under test is the production code: the shard operations
-//! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), the
+//! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), a
+//! sleep's due word (`DueWord::move_later` against the driver's `claim`), the
 //! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`),
 //! the `Delay` state word with its `TimeoutHandle` and the `DelayQueue`'s
 //! alarm (`QueueAlarm::set`, whose poll by the same task takes no lock), all on `crate::sync`'s
@@ -362,25 +363,28 @@ fn reset_later_vs_fire() {
         let resetter = poll_on_thread(sleep, w, |s| s.reset_to(at(20)));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 5));
-        let (mut sleep, w, ready) = resetter.join().unwrap();
+        let (sleep, w, ready) = resetter.join().unwrap();
         driver.join().unwrap();
         assert!(!ready, "a sleep reset to tick 20 completed at tick 5");
         // Its old entry may have fired: the next poll re-arms it.
         woken(&f);
-        assert!(poll(&mut sleep, &w).is_pending(), "early after re-arm");
-        assert_eq!(
-            shards.counts().pending,
-            1,
-            "the re-armed entry is not pending"
-        );
-        driver_run(&shards, 19);
-        assert!(poll(&mut sleep, &w).is_pending(), "early at tick 19");
-        driver_run(&shards, 20);
-        assert!(woken(&f), "not woken at tick 20");
-        assert!(poll(&mut sleep, &w).is_ready());
-        drop(sleep);
-        assert_empty(&shards);
+        fires_at_tick_20(&shards, sleep, &f, &w);
     });
+}
+
+/// `sleep`, moved to tick 20 and its task told of anything before,
+/// is pending, fires at tick 20 and not before, and leaves nothing behind.
+fn fires_at_tick_20(shards: &Shards, mut sleep: Sleep, f: &Flag, w: &Waker) {
+    assert!(poll(&mut sleep, w).is_pending(), "early");
+    assert_eq!(shards.counts().pending, 1, "not pending for tick 20");
+    driver_run(shards, 19);
+    assert!(!woken(f), "woken at tick 19");
+    assert!(poll(&mut sleep, w).is_pending(), "early at tick 19");
+    driver_run(shards, 20);
+    assert!(woken(f), "not woken at tick 20");
+    assert!(poll(&mut sleep, w).is_ready());
+    drop(sleep);
+    assert_empty(shards);
 }
 
 /// A sleep moved within its tick (no lock: nothing in the shard changes)
@@ -404,6 +408,66 @@ fn reset_within_the_tick_vs_fire() {
             assert!(poll(&mut sleep, &w).is_ready());
         }
         assert_eq!(shards.counts().pending, 0, "re-armed");
+        drop(sleep);
+        assert_empty(&shards);
+    });
+}
+
+/// A sleep registered for tick 3 and moved to tick 4, a first move later,
+/// which files its due word; then, on another thread, moved to tick 20 by
+/// that word (no lock) and polled.
+fn moved_by_its_word(shards: &Shards, w: Waker) -> thread::JoinHandle<(Sleep, Waker, bool)> {
+    let mut sleep = registered(sleep(shards, 0, 3), &w);
+    sleep.reset_to(at(4));
+    poll_on_thread(sleep, w, |s| s.reset_to(at(20)))
+}
+
+/// A sleep whose entry has a due word (filed by a first move later, to
+/// tick 4, the entry staying at tick 3) moves later again, without the
+/// lock, while the driver runs at tick 5: either the move wins and the
+/// driver files the entry at tick 20, waking no one, or the driver claims
+/// it first, and the sleep, its move refused, registers again. Either way
+/// it fires at tick 20, not before, and nothing stays behind.
+#[test]
+fn reset_later_by_the_word_vs_fire() {
+    model(|| {
+        let shards = wheel(1);
+        let (f, w) = flag();
+        let resetter = moved_by_its_word(&shards, w);
+        let s = shards.clone();
+        let driver = thread::spawn(move || driver_run(&s, 5));
+        let (sleep, w, ready) = resetter.join().unwrap();
+        let next = driver.join().unwrap();
+        assert!(!ready, "a sleep moved to tick 20 completed at tick 5");
+        if !woken(&f) {
+            // The move won: the driver filed the entry at 20 and plans
+            // to wake for it (or was told to).
+            assert!(
+                next <= 20 || notified(&shards.core),
+                "the driver sleeps past 20"
+            );
+        }
+        fires_at_tick_20(&shards, sleep, &f, &w);
+    });
+}
+
+/// The same move, without the lock, against a shutdown: the sleep
+/// completes on a poll after the shutdown, and was woken if a poll before
+/// it answered `Pending`; its entry and its word go.
+#[test]
+fn reset_later_by_the_word_vs_shutdown() {
+    model(|| {
+        let shards = wheel(1);
+        let (f, w) = flag();
+        let resetter = moved_by_its_word(&shards, w);
+        let s = shards.clone();
+        let stopper = thread::spawn(move || s.shutdown());
+        let (mut sleep, w, ready) = resetter.join().unwrap();
+        stopper.join().unwrap();
+        if !ready {
+            assert!(woken(&f), "pending across a shutdown and unwoken");
+            assert!(poll(&mut sleep, &w).is_ready());
+        }
         drop(sleep);
         assert_empty(&shards);
     });

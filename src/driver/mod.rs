@@ -13,6 +13,12 @@
 //!   sleep tells which side of the line it is on from its own due tick and
 //!   the shard's `elapsed`, which the driver publishes in an atomic after
 //!   advancing: a sleep polled after its tick completes without the lock.
+//! - A `Sleep` that moves its deadline later again and again shares its due
+//!   tick with the driver in a [`DueWord`] (see `due_word`), filed with its
+//!   entry at its first move later; its entry's `due` then only says so
+//!   ([`WORD`]). The sleep's later moves write the word without the lock,
+//!   and the line above holds with the word's tick: a move and the
+//!   driver's claim of the same tick cannot both win.
 //! - A `Sleep`'s entry's waker changes only under the lock, and only by its
 //!   sleep (a poll with another waker, a cancel), by the driver once the
 //!   shard's published `elapsed` has reached the entry's due tick, or by a
@@ -35,6 +41,7 @@
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
 
+pub(crate) mod due_word;
 pub(crate) mod entry;
 #[cfg(test)]
 mod loom_models;
@@ -53,6 +60,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::wheel::{HashedWheel, Place, NEVER};
+use due_word::{DueWord, Words};
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -206,13 +214,34 @@ struct Waiter {
 /// In [`Waiter::due`]: the driver removes the entry when it expires it.
 const DRIVER_REMOVES: u64 = 1 << 63;
 
+/// In [`Waiter::due`]: the entry's due tick is in its sleep's [`DueWord`],
+/// in the shard's `words`; the rest of `due` means nothing.
+const WORD: u64 = 1 << 62;
+
 impl Waiter {
+    /// The due tick of an entry without a word.
     fn due(&self) -> u64 {
+        debug_assert!(!self.has_word());
         self.due & !DRIVER_REMOVES
     }
 
     fn set_due(&mut self, due: u64) {
+        debug_assert!(!self.has_word());
         self.due = (self.due & DRIVER_REMOVES) | due;
+    }
+
+    fn has_word(&self) -> bool {
+        self.due & WORD != 0
+    }
+}
+
+/// The due tick of the entry `key`, `w`, wherever it is kept: `None` once
+/// the driver has claimed it.
+fn due_of(words: &Words, key: u32, w: &Waiter) -> Option<u64> {
+    if w.has_word() {
+        words.get(&key).expect("an entry's due word").tick()
+    } else {
+        Some(w.due())
     }
 }
 
@@ -222,6 +251,8 @@ struct ShardState {
     /// Sleeps' entries cancelled but still in the wheel, their wakers
     /// already dropped: removed together by [`ShardState::sweep`].
     swept: Vec<u32>,
+    /// The due words of entries that have one (see [`WORD`]).
+    words: Words,
     shutdown: bool,
     fired: u64,
     cancelled: u64,
@@ -243,21 +274,39 @@ impl ShardState {
     /// after the lock. Amortised O(1): a shrink costs no more than the
     /// inserts that grew the slab since the last one.
     fn remove(&mut self, key: u32) -> Waker {
-        let waiter = self.wheel.remove(key);
+        let waiter = self.take(key);
         self.give_back_if_empty();
         waiter.waker
+    }
+
+    /// Removes the entry `key` from the wheel, and its due word if it has
+    /// one: the only way an entry leaves.
+    #[inline]
+    fn take(&mut self, key: u32) -> Waiter {
+        let waiter = self.wheel.remove(key);
+        if waiter.has_word() {
+            self.drop_word(key);
+        }
+        waiter
+    }
+
+    /// Out of the way of the common removal, which has no word.
+    #[cold]
+    #[inline(never)]
+    fn drop_word(&mut self, key: u32) {
+        self.words.remove(&key).expect("an entry's due word");
     }
 
     /// Gives a big slab's memory back once the shard holds nothing (see
     /// [`KEEP_CAPACITY`]).
     fn give_back_if_empty(&mut self) {
-        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
-            self.wheel.shrink_to_fit();
+        if self.wheel.len() == 0 {
+            debug_assert!(self.words.is_empty(), "a due word outlives its entry");
+            if self.wheel.capacity() > KEEP_CAPACITY {
+                self.wheel.shrink_to_fit();
+                self.words.shrink_to_fit();
+            }
         }
-    }
-
-    fn waiter(&mut self, key: u32) -> &mut Waiter {
-        self.wheel.get_mut(key).expect("timer entry")
     }
 
     /// Removes every cancelled entry still in the wheel. Runs before the
@@ -269,7 +318,7 @@ impl ShardState {
         let mut keys = mem::take(&mut self.swept);
         for key in keys.drain(..) {
             // A no-op waker: the sleep's own was dropped when it cancelled.
-            drop(self.wheel.remove(key));
+            drop(self.take(key));
         }
         self.swept = keys;
         self.give_back_if_empty();
@@ -320,6 +369,7 @@ impl Shard {
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
                 swept: Vec::new(),
+                words: Words::default(),
                 shutdown: false,
                 fired: 0,
                 cancelled: 0,
@@ -363,7 +413,8 @@ impl Shard {
     /// entry, if it has not already) or the wheel shut down (the entry is
     /// removed here). Otherwise the entry keeps `waker`.
     pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
-        let mut s = lock(&self.state);
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
         if due <= s.wheel.elapsed() {
             // The driver's entry, gone or about to go, even after a
             // shutdown (which removes the ones it had not popped).
@@ -371,14 +422,18 @@ impl Shard {
         }
         if s.shutdown {
             let old = s.remove(key);
-            drop(s);
+            drop(guard);
             drop(old);
             return Poll::Ready(());
         }
-        let w = s.waiter(key);
-        debug_assert_eq!(w.due(), due, "a sleep polls with the deadline it last gave");
+        let w = s.wheel.get_mut(key).expect("timer entry");
+        debug_assert_eq!(
+            due_of(&s.words, key, w),
+            Some(due),
+            "a sleep polls with the deadline it last gave"
+        );
         let old = swap_waker(&mut w.waker, waker);
-        drop(s);
+        drop(guard);
         drop(old);
         Poll::Pending
     }
@@ -393,10 +448,20 @@ impl Shard {
     /// removed and the waker it held is woken: the timer is due now, and its
     /// task must be told, as tokio's timer would tell it.
     ///
-    /// A later deadline only writes the entry's `due` tick: the entry stays
-    /// where it is, and the driver files it again when it meets it.
-    pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64) -> bool {
-        let mut s = lock(&self.state);
+    /// A later deadline only writes the entry's due tick: the entry stays
+    /// where it is, and the driver files it again when it meets it. `word`,
+    /// given with a later tick to an entry that has no word yet, is filed
+    /// with it and holds its due tick from then on (see `due_word`).
+    pub(crate) fn reset(
+        &self,
+        key: u32,
+        old: u64,
+        tick: u64,
+        now: u64,
+        word: Option<&Arc<DueWord>>,
+    ) -> bool {
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
         if old <= s.wheel.elapsed() {
             return false;
         }
@@ -405,17 +470,25 @@ impl Shard {
                 s.cancelled += 1;
             }
             let old = s.remove(key);
-            drop(s);
+            drop(guard);
             old.wake();
             return false;
         }
-        let w = s.waiter(key);
+        let w = s.wheel.get_mut(key).expect("timer entry");
         debug_assert_eq!(
-            w.due(),
-            old,
+            due_of(&s.words, key, w),
+            Some(old),
             "a sleep resets from the deadline it last gave"
         );
-        w.set_due(tick);
+        if w.has_word() {
+            s.words[&key].set(tick);
+        } else if let Some(word) = word {
+            debug_assert!(tick > old && word.tick() == Some(tick));
+            w.due |= WORD;
+            s.words.insert(key, word.clone());
+        } else {
+            w.set_due(tick);
+        }
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -423,7 +496,7 @@ impl Shard {
         if moves {
             s.wheel.reschedule(key, tick);
         }
-        drop(s);
+        drop(guard);
         if moves {
             self.core.wake_driver_for(tick);
         }
@@ -435,21 +508,25 @@ impl Shard {
         if self.has_passed(due) {
             return;
         }
-        let mut s = lock(&self.state);
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
         if due <= s.wheel.elapsed() {
             return;
         }
         if s.shutdown {
             let old = s.remove(key);
-            drop(s);
+            drop(guard);
             drop(old);
             return;
         }
         s.cancelled += 1;
         // The waker goes now (it may hold the last reference to a task);
         // the entry goes with the next sweep.
-        let w = s.waiter(key);
-        debug_assert_eq!(w.due, due | DRIVER_REMOVES, "a sleep cancels its own entry");
+        let w = s.wheel.get_mut(key).expect("timer entry");
+        debug_assert!(
+            w.due & DRIVER_REMOVES != 0 && due_of(&s.words, key, w) == Some(due),
+            "a sleep cancels its own entry"
+        );
         let old = mem::replace(&mut w.waker, Waker::noop().clone());
         s.swept.push(key);
         // Also when nothing else is left: the sweep then gives a big slab's
@@ -458,7 +535,7 @@ impl Shard {
             s.sweep();
         }
         debug_assert!(s.swept.len() < SWEEP_AT);
-        drop(s);
+        drop(guard);
         drop(old);
     }
 
@@ -479,7 +556,8 @@ impl Shard {
     /// Advances the shard to `now` and moves up to `max` expired wakers
     /// into `out`.
     pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Expired {
-        let mut s = lock(&self.state);
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
         if s.shutdown {
             return Expired {
                 more: false,
@@ -498,14 +576,22 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            let due = w.due();
+            let due = if w.has_word() {
+                // Claimed, or moved later by its sleep without the lock.
+                match s.words[&key].claim(now) {
+                    Ok(()) => now,
+                    Err(later) => later,
+                }
+            } else {
+                w.due()
+            };
             if due > now {
                 // Its deadline moved later: file it again, wake no one.
                 s.wheel.reschedule(key, due);
                 continue;
             }
             if w.due & DRIVER_REMOVES != 0 {
-                out.push(s.wheel.remove(key).waker);
+                out.push(s.take(key).waker);
             } else {
                 out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
             }
@@ -522,7 +608,8 @@ impl Shard {
     /// Shuts the shard down: every pending entry is detached and its waker
     /// moved into `out`. Returns how many were pending.
     pub(crate) fn shutdown(&self, out: &mut Vec<Waker>) -> usize {
-        let mut s = lock(&self.state);
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
         if s.shutdown {
             return 0;
         }
@@ -531,17 +618,20 @@ impl Shard {
         let elapsed = s.wheel.elapsed();
         let mut n = 0;
         // Sleeps' entries due by `elapsed` are the driver's: the sleeps will
-        // not remove them, so they go here.
+        // not remove them, so they go here. (A sleep may move its word
+        // meanwhile, but only from a tick after `elapsed` to a later one.)
         let mut theirs = Vec::new();
+        let words = &s.words;
         s.wheel.drain_pending(|key, w| {
             out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
             n += 1;
-            if w.due & DRIVER_REMOVES != 0 && w.due() <= elapsed {
+            let due = due_of(words, key, w).expect("a claimed entry is removed at once");
+            if w.due & DRIVER_REMOVES != 0 && due <= elapsed {
                 theirs.push(key);
             }
         });
         for key in theirs {
-            drop(s.wheel.remove(key));
+            drop(s.take(key));
         }
         n
     }

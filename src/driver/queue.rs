@@ -212,7 +212,7 @@ impl QueueAlarm {
         if let Some((key, tick)) = self.entry {
             // `now` 0: an earlier tick that has already ended is left to the
             // driver, which the move notifies.
-            if tick != due.0 && !shard.reset(key, tick, due.0, 0) {
+            if tick != due.0 && !shard.reset(key, tick, due.0, 0, None) {
                 (self.entry, self.waker) = (None, None);
             } else {
                 self.entry = Some((key, due.0));

@@ -835,7 +835,7 @@ mod tests {
     #[test]
     fn a_timer_entry_is_40_bytes_in_the_slab() {
         // The shards store a waker and the tick it is due at; with the
-        // future (32 bytes) a pending timer stays within 72 bytes. A vacant
+        // future (40 bytes) a pending timer stays within 80 bytes. A vacant
         // slot is `None`: the waker's pointer leaves a niche for it, so the
         // `Option` costs no word.
         type Waiter = (std::task::Waker, u64);
