@@ -331,8 +331,13 @@ fn memory() {
         "memory: bytes per pending timer, {n} timers 10–60 s away, held in a task (RSS delta)"
     );
     for imp in Imp::TASK_MEMORY {
-        let rss = tasks::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
+        let rss = tasks::bytes_per_timer(imp, n, false).map_or("?".into(), |b| format!("{b:.1}"));
         println!("task_memory/{:<14} RSS {rss:>6} B", imp.id());
+    }
+    println!("memory: the same, each timer moved 1 s later once (an idle timer)");
+    for imp in Imp::TASK_MEMORY_MOVED {
+        let rss = tasks::bytes_per_timer(imp, n, true).map_or("?".into(), |b| format!("{b:.1}"));
+        println!("task_memory_moved/{:<8} RSS {rss:>6} B", imp.id());
     }
     println!("memory: bytes per pending timer, {n} timers 10–60 s away, plain thread (RSS delta) and size_of");
     for imp in Imp::MAIN {

@@ -24,8 +24,9 @@
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
 //! sleeps and moves their deadline in place: no new wheel entry. A deadline
 //! moved later only records its tick: the first such move takes one
-//! uncontended shard lock and allocates the sleep's due word, the ones
-//! after it take no lock, nor does a move within the deadline's tick. (hyper
+//! uncontended shard lock (to share the entry's due word with the sleep),
+//! the ones after it take no lock, nor does a move within the deadline's
+//! tick. (hyper
 //! 1.x resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
 //! drops the header-read sleep once a request head has arrived and asks for
 //! a new one when the connection next waits for a head.)
@@ -53,9 +54,9 @@ use crate::timer::Wheel;
 ///
 /// - `sleep` and `sleep_until` box a [`Sleep`]; hyper's
 ///   `std::time::Instant` deadlines become [`tokio::time::Instant`]s.
-/// - `reset` moves one of its own sleeps in place (no new registration;
-///   the first move to a later tick allocates the sleep's 32-byte due word)
-///   and replaces a sleep made by another timer with a new one.
+/// - `reset` moves one of its own sleeps in place (no allocation, no new
+///   registration) and replaces a sleep made by another timer with a new
+///   one.
 /// - `now` reads tokio's clock, so hyper's deadlines follow tokio's paused
 ///   clock in tests (`start_paused`, `tokio::time::advance`).
 ///

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
-use crate::driver::due_word::DueWord;
+use crate::driver::due_word::Chunk;
 use crate::driver::waker_id::WakerId;
 use crate::driver::{Registration, ShardRef};
 use crate::sync::Arc;
@@ -80,9 +80,9 @@ pub struct Sleep {
     /// The waker the entry holds, while `Registered`: a poll with that
     /// waker takes no lock.
     waker: WakerId,
-    /// The entry's due word, once a reset moved it to a later tick: later
-    /// moves then take no lock.
-    word: Option<Arc<DueWord>>,
+    /// The chunk of the entry's due word, once a reset moved it to a later
+    /// tick: later moves then take no lock.
+    word: Option<Arc<Chunk>>,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
     /// tokio, whose `Sleep` makes its timer on the first poll or reset.
@@ -190,10 +190,10 @@ impl Sleep {
     /// task at the old one: the entry keeps its place and the driver files
     /// it again when it gets there. A deadline that stays in the wheel tick
     /// it was due at changes nothing in the wheel and takes no lock. The
-    /// first move to a later tick takes the shard's lock once and allocates
-    /// a word of shared state (once per registration); every later move
-    /// after it writes that word and takes no lock, as an idle timer reset
-    /// on every message wants. A deadline moved earlier moves the entry;
+    /// first move to a later tick takes the shard's lock once, to share the
+    /// entry's due word with the sleep (once per registration); every later
+    /// move writes that word and takes no lock, as an idle timer reset on
+    /// every message wants. Nothing is allocated. A deadline moved earlier moves the entry;
     /// one whose tick has ended completes the sleep and wakes the task that
     /// last polled it.
     ///
@@ -228,11 +228,18 @@ impl Sleep {
                     .shard
                     .reset_owned(self.key, old, deadline, &mut self.word)
                 {
-                    self.state = State::Unchecked;
+                    self.leave_entry(State::Unchecked);
                 }
             }
             _ => self.state = State::Unchecked,
         }
+    }
+
+    /// The entry is gone (fired, or removed): so is its word's chunk, which
+    /// would otherwise stay allocated for this sleep.
+    fn leave_entry(&mut self, state: State) {
+        self.state = state;
+        self.word = None;
     }
 
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -245,7 +252,7 @@ impl Sleep {
                     .poll_owned(self.key, self.deadline, cx.waker(), &mut self.waker)
                     .is_ready()
                 {
-                    self.state = State::Done;
+                    self.leave_entry(State::Done);
                     Poll::Ready(())
                 } else {
                     Poll::Pending
@@ -255,9 +262,7 @@ impl Sleep {
                 Registration::Key(key) => {
                     self.key = key;
                     self.waker = WakerId::of(cx.waker());
-                    // A new entry, without a word: an old one belongs to
-                    // the entry it was filed with.
-                    self.word = None;
+                    debug_assert!(self.word.is_none(), "a word is its entry's");
                     self.state = State::Registered;
                     Poll::Pending
                 }
@@ -316,7 +321,7 @@ mod tests {
     }
 
     /// Its shard, deadline, key and state, the id of the waker its entry
-    /// holds (9 bytes, packed) and its due word.
+    /// holds (9 bytes, packed) and the chunk of its shared due word.
     #[test]
     fn a_sleep_is_40_bytes() {
         assert_eq!(std::mem::size_of::<Sleep>(), 40);
@@ -453,7 +458,7 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_millis(11));
     }
 
-    /// Moves to later ticks: the first takes the lock once (it files the
+    /// Moves to later ticks: the first takes the lock once (it shares the
     /// entry's due word), the ones after it none, also after the driver has
     /// filed the entry again at the word's tick. A move earlier takes the
     /// lock. Every step is compared with tokio's sleep moved the same way:
@@ -469,7 +474,7 @@ mod tests {
         assert_eq!(
             locks_taken(),
             locks + 1,
-            "the first move later files the word"
+            "the first move later shares the word"
         );
         assert!(pair.ours.word.is_some());
         for ms in [15, 20, 26] {
@@ -499,11 +504,12 @@ mod tests {
         assert_eq!(wheel.metrics().fired_count(), 1);
     }
 
-    /// A sleep that fired through its word and is reset registers a new
-    /// entry, with no word: its first move later takes the lock again, and
+    /// A sleep that fired through its shared word and is reset registers a
+    /// new entry, whose word it does not share yet: its first move later
+    /// takes the lock again, and
     /// it fires at its new deadline, as tokio's does.
     #[tokio::test(start_paused = true)]
-    async fn a_sleep_registered_again_files_a_new_word() {
+    async fn a_sleep_registered_again_shares_its_new_word_again() {
         let wheel = Wheel::new();
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
@@ -513,7 +519,7 @@ mod tests {
         assert!(pair.advance(7).await.is_ready());
         pair.reset(at(20));
         assert!(pair.poll().is_pending(), "registered again");
-        assert!(pair.ours.word.is_none(), "the old word is dropped");
+        assert!(pair.ours.word.is_none(), "the old chunk is let go");
         let locks = locks_taken();
         pair.reset(at(25));
         pair.reset(at(30));

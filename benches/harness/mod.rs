@@ -120,6 +120,14 @@ impl Imp {
         Imp::TokioUtil,
         Imp::Pingora,
     ];
+    /// Memory per pending timer moved later once (an idle timer): the
+    /// ones with a reset.
+    pub const TASK_MEMORY_MOVED: [Imp; 4] = [
+        Imp::Hashwheel,
+        Imp::HashwheelQueue,
+        Imp::Tokio,
+        Imp::TokioUtil,
+    ];
     /// The server simulation: its no-timer baseline and every timer future.
     pub const SERVER: [Imp; 5] = [
         Imp::NoTimer,

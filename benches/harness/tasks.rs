@@ -553,8 +553,10 @@ pub fn cancel_from(env: &TaskEnv, imp: Imp, n: usize, cross: bool) -> Span {
 
 /// RSS bytes per pending timer: `n` timers (10–60 s away) made by a task on
 /// a fresh 1-worker runtime, polled once with its context and kept in a
-/// `Vec` (included). Run in a fresh child process ([`bytes_per_timer`]).
-pub fn rss_per_timer_in_task(imp: Imp, n: usize) -> f64 {
+/// `Vec` (included); with `moved`, each is then moved 1 s later, as an idle
+/// timer is (a timer's first move to a later tick may allocate). Run in a
+/// fresh child process ([`bytes_per_timer`]).
+pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
     let rt = multi_thread(1, RT1);
     let wheel = {
         let _g = rt.enter();
@@ -568,9 +570,38 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize) -> f64 {
     };
     let w = wheel.clone();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
+    let later = |d: Duration| d + Duration::from_secs(1);
     let per = run_in_task(r, move |cx| {
         let d = &deadlines[..];
         match imp {
+            Imp::Hashwheel if moved => rss_growth_per(d, |d| {
+                let mut s = polled(w.sleep(d), cx);
+                s.reset(s.deadline() + Duration::from_secs(1));
+                s
+            }),
+            Imp::Tokio if moved => rss_growth_per(d, |d| {
+                let mut s = polled(Box::pin(tokio::time::sleep(d)), cx);
+                let at = s.deadline() + Duration::from_secs(1);
+                s.as_mut().reset(at);
+                s
+            }),
+            Imp::TokioUtil if moved => {
+                let mut dq = DelayQueue::new();
+                rss_growth_per(d, |d| {
+                    let k = dq.insert(0u32, d);
+                    dq.reset(&k, later(d));
+                    k
+                })
+            }
+            Imp::HashwheelQueue if moved => {
+                let mut dq = w.delay_queue();
+                rss_growth_per(d, |d| {
+                    let k = dq.insert(0u32, d);
+                    dq.reset(&k, later(d));
+                    k
+                })
+            }
+            _ if moved => unsupported(imp),
             Imp::Hashwheel => rss_growth_per(d, |d| polled(w.sleep(d), cx)),
             Imp::HashwheelFree => rss_growth_per(d, |d| polled(hashwheel::sleep(d), cx)),
             Imp::Tokio => rss_growth_per(d, |d| polled(Box::pin(tokio::time::sleep(d)), cx)),
@@ -590,8 +621,13 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize) -> f64 {
     per
 }
 
-/// Bytes per pending timer for `n` timers held in a task, measured in a
-/// child process.
-pub fn bytes_per_timer(imp: Imp, n: usize) -> Option<f64> {
-    super::workloads::child_job(&format!("task_memory {} {n}", imp.id()))
+/// Bytes per pending timer for `n` timers held in a task (each moved
+/// later once, with `moved`), measured in a child process.
+pub fn bytes_per_timer(imp: Imp, n: usize, moved: bool) -> Option<f64> {
+    let job = if moved {
+        "task_memory_moved"
+    } else {
+        "task_memory"
+    };
+    super::workloads::child_job(&format!("{job} {} {n}", imp.id()))
 }

@@ -338,10 +338,11 @@ pub fn child_main() {
             let imp = Imp::from_id(imp).expect("implementation id");
             println!("{}", rss_per_timer(imp, n.parse().expect("count")));
         }
-        ["task_memory", imp, n] => {
+        [job @ ("task_memory" | "task_memory_moved"), imp, n] => {
             let imp = Imp::from_id(imp).expect("implementation id");
             let n = n.parse().expect("count");
-            println!("{}", super::tasks::rss_per_timer_in_task(imp, n));
+            let moved = *job == "task_memory_moved";
+            println!("{}", super::tasks::rss_per_timer_in_task(imp, n, moved));
         }
         _ => panic!("{CHILD}: unknown job {job:?}"),
     }

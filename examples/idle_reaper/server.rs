@@ -94,7 +94,7 @@ where
                 }
                 // The per-read hot path: moving the deadline later records
                 // the new tick, with no lock (but for the first move, which
-                // files the sleep's due word), and the next poll of
+                // shares the entry's due word with the sleep), and the next poll of
                 // `deadline`, with the same waker, takes no lock either.
                 deadline.reset(Instant::now() + idle);
             }

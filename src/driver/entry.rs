@@ -25,17 +25,18 @@
 //!   keeps the [`WakerId`] of the waker it last stored. A reset to a
 //!   deadline in the entry's own tick changes nothing in the shard and
 //!   takes no lock either. A reset to a later tick takes the lock once, to
-//!   file a [`DueWord`] with the entry; the sleep keeps the word, and its
-//!   later moves after that write only the word (see `due_word`).
+//!   share the entry's due word with the sleep, which keeps the word's
+//!   [`Chunk`]; its later moves after that write the word without the lock
+//!   (see `due_word`).
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
 //!   under the shard lock).
 
 use std::task::{Poll, Waker};
 
-use super::due_word::DueWord;
+use super::due_word::Chunk;
 use super::waker_id::WakerId;
-use super::{Registration, ShardOps, ShardRef};
+use super::{Registration, Reset, ShardOps, ShardRef};
 use crate::clock::Deadline;
 use crate::sync::Arc;
 
@@ -107,14 +108,14 @@ impl ShardRef {
 
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
-    /// registers again on its next poll. `word` is the entry's due word, if
-    /// the sleep has filed one.
+    /// registers again on its next poll. `word` is the chunk of the entry's
+    /// due word, once the sleep shares it.
     pub(crate) fn reset_owned(
         &self,
         key: u32,
         old: Deadline,
         new: Deadline,
-        word: &mut Option<Arc<DueWord>>,
+        word: &mut Option<Arc<Chunk>>,
     ) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
@@ -131,15 +132,16 @@ impl ShardRef {
             }
             // Later: the word, if the entry has one, is all that changes
             // (no lock), unless the driver claims the entry first.
-            if let Some(word) = word {
-                return word.move_later(old, tick);
+            if let Some(chunk) = word {
+                return chunk.move_later(key, old, tick);
             }
-            let fresh = Arc::new(DueWord::new(tick));
-            let kept = self.get().reset(key, old, tick, 0, Some(&fresh));
-            if kept {
-                *word = Some(fresh);
-            }
-            return kept;
+            return match self.get().reset(key, old, tick, 0, true) {
+                Reset::Gone => false,
+                Reset::Moved(chunk) => {
+                    *word = chunk;
+                    true
+                }
+            };
         }
         // Earlier, or after a shutdown (which the locked path tells). Only
         // a deadline moved earlier can have ended already; elsewhere than
@@ -150,7 +152,10 @@ impl ShardRef {
         } else {
             clock.now_tick()
         };
-        self.get().reset(key, old, tick, now, None)
+        matches!(
+            self.get().reset(key, old, tick, now, false),
+            Reset::Moved(_)
+        )
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver

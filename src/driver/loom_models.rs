@@ -6,7 +6,7 @@
 //!
 //! The code under test is the production code: the shard operations
 //! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), a
-//! sleep's due word (`DueWord::move_later` against the driver's `claim`), the
+//! sleep's shared due word (`Chunk::move_later` against `Words::claim`), the
 //! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`),
 //! the `Delay` state word with its `TimeoutHandle` and the `DelayQueue`'s
 //! alarm (`QueueAlarm::set`, whose poll by the same task takes no lock), all on `crate::sync`'s
@@ -414,7 +414,7 @@ fn reset_within_the_tick_vs_fire() {
 }
 
 /// A sleep registered for tick 3 and moved to tick 4, a first move later,
-/// which files its due word; then, on another thread, moved to tick 20 by
+/// which shares its due word; then, on another thread, moved to tick 20 by
 /// that word (no lock) and polled.
 fn moved_by_its_word(shards: &Shards, w: Waker) -> thread::JoinHandle<(Sleep, Waker, bool)> {
     let mut sleep = registered(sleep(shards, 0, 3), &w);
@@ -422,8 +422,8 @@ fn moved_by_its_word(shards: &Shards, w: Waker) -> thread::JoinHandle<(Sleep, Wa
     poll_on_thread(sleep, w, |s| s.reset_to(at(20)))
 }
 
-/// A sleep whose entry has a due word (filed by a first move later, to
-/// tick 4, the entry staying at tick 3) moves later again, without the
+/// A sleep that shares its due word (by a first move later, to tick 4, the
+/// entry staying at tick 3) moves later again, without the
 /// lock, while the driver runs at tick 5: either the move wins and the
 /// driver files the entry at tick 20, waking no one, or the driver claims
 /// it first, and the sleep, its move refused, registers again. Either way

@@ -5,7 +5,8 @@
 //! # Invariants
 //!
 //! - A timer future owns at most one entry, in the shard it was created on.
-//!   An entry carries the waker to wake and its `due` tick (see [`Waiter`]).
+//!   An entry carries the waker to wake; its due tick is in its word, in
+//!   the shard's [`Words`] (see `due_word`).
 //! - A `Sleep`'s entry (made by [`Shard::register`]) belongs to the sleep
 //!   while its due tick is after the shard's `elapsed` tick, and to the
 //!   driver from then on: the driver removes it when it pops it, under the
@@ -13,12 +14,10 @@
 //!   sleep tells which side of the line it is on from its own due tick and
 //!   the shard's `elapsed`, which the driver publishes in an atomic after
 //!   advancing: a sleep polled after its tick completes without the lock.
-//! - A `Sleep` that moves its deadline later again and again shares its due
-//!   tick with the driver in a [`DueWord`] (see `due_word`), filed with its
-//!   entry at its first move later; its entry's `due` then only says so
-//!   ([`WORD`]). The sleep's later moves write the word without the lock,
-//!   and the line above holds with the word's tick: a move and the
-//!   driver's claim of the same tick cannot both win.
+//! - A `Sleep` that has moved its deadline later once holds its word's
+//!   chunk and moves it later again without the lock; the line above holds
+//!   with the word's tick, since a move and the driver's firing of the same
+//!   tick cannot both win (see `due_word`).
 //! - A `Sleep`'s entry's waker changes only under the lock, and only by its
 //!   sleep (a poll with another waker, a cancel), by the driver once the
 //!   shard's published `elapsed` has reached the entry's due tick, or by a
@@ -60,7 +59,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::wheel::{HashedWheel, Place, NEVER};
-use due_word::{DueWord, Words};
+use due_word::{Chunk, Words};
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -200,58 +199,14 @@ pub(crate) struct Shard {
     state: Mutex<ShardState>,
 }
 
-/// What an entry of a shard carries: the waker to wake, and the tick at
-/// which to wake it. `due` is at or after the tick the entry is filed at:
-/// a deadline moved later only writes `due`, and the driver re-files the
-/// entry there when it meets it, instead of waking anyone (tokio's rule).
-/// Its top bit, [`DRIVER_REMOVES`], marks a `Sleep`'s entry.
-#[derive(Debug)]
-struct Waiter {
-    waker: Waker,
-    due: u64,
-}
-
-/// In [`Waiter::due`]: the driver removes the entry when it expires it.
-const DRIVER_REMOVES: u64 = 1 << 63;
-
-/// In [`Waiter::due`]: the entry's due tick is in its sleep's [`DueWord`],
-/// in the shard's `words`; the rest of `due` means nothing.
-const WORD: u64 = 1 << 62;
-
-impl Waiter {
-    /// The due tick of an entry without a word.
-    fn due(&self) -> u64 {
-        debug_assert!(!self.has_word());
-        self.due & !DRIVER_REMOVES
-    }
-
-    fn set_due(&mut self, due: u64) {
-        debug_assert!(!self.has_word());
-        self.due = (self.due & DRIVER_REMOVES) | due;
-    }
-
-    fn has_word(&self) -> bool {
-        self.due & WORD != 0
-    }
-}
-
-/// The due tick of the entry `key`, `w`, wherever it is kept: `None` once
-/// the driver has claimed it.
-fn due_of(words: &Words, key: u32, w: &Waiter) -> Option<u64> {
-    if w.has_word() {
-        words.get(&key).expect("an entry's due word").tick()
-    } else {
-        Some(w.due())
-    }
-}
-
 #[derive(Debug)]
 struct ShardState {
-    wheel: HashedWheel<Waiter>,
+    /// Each entry holds the waker to wake.
+    wheel: HashedWheel<Waker>,
     /// Sleeps' entries cancelled but still in the wheel, their wakers
     /// already dropped: removed together by [`ShardState::sweep`].
     swept: Vec<u32>,
-    /// The due words of entries that have one (see [`WORD`]).
+    /// Each entry's due tick, by key.
     words: Words,
     shutdown: bool,
     fired: u64,
@@ -274,38 +229,17 @@ impl ShardState {
     /// after the lock. Amortised O(1): a shrink costs no more than the
     /// inserts that grew the slab since the last one.
     fn remove(&mut self, key: u32) -> Waker {
-        let waiter = self.take(key);
+        let waker = self.wheel.remove(key);
         self.give_back_if_empty();
-        waiter.waker
-    }
-
-    /// Removes the entry `key` from the wheel, and its due word if it has
-    /// one: the only way an entry leaves.
-    #[inline]
-    fn take(&mut self, key: u32) -> Waiter {
-        let waiter = self.wheel.remove(key);
-        if waiter.has_word() {
-            self.drop_word(key);
-        }
-        waiter
-    }
-
-    /// Out of the way of the common removal, which has no word.
-    #[cold]
-    #[inline(never)]
-    fn drop_word(&mut self, key: u32) {
-        self.words.remove(&key).expect("an entry's due word");
+        waker
     }
 
     /// Gives a big slab's memory back once the shard holds nothing (see
     /// [`KEEP_CAPACITY`]).
     fn give_back_if_empty(&mut self) {
-        if self.wheel.len() == 0 {
-            debug_assert!(self.words.is_empty(), "a due word outlives its entry");
-            if self.wheel.capacity() > KEEP_CAPACITY {
-                self.wheel.shrink_to_fit();
-                self.words.shrink_to_fit();
-            }
+        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
+            self.wheel.shrink_to_fit();
+            self.words.fit(self.wheel.capacity());
         }
     }
 
@@ -318,7 +252,7 @@ impl ShardState {
         let mut keys = mem::take(&mut self.swept);
         for key in keys.drain(..) {
             // A no-op waker: the sleep's own was dropped when it cancelled.
-            drop(self.take(key));
+            drop(self.wheel.remove(key));
         }
         self.swept = keys;
         self.give_back_if_empty();
@@ -329,6 +263,16 @@ impl ShardState {
     fn pending(&self) -> usize {
         self.wheel.pending() - self.swept.len()
     }
+}
+
+/// How a reset went.
+#[derive(Debug)]
+pub(crate) enum Reset {
+    /// The sleep has no entry any more: it registers again.
+    Gone,
+    /// The entry waits for the new tick; with its word's chunk, if the
+    /// word was shared by this reset.
+    Moved(Option<Arc<Chunk>>),
 }
 
 /// How a registration went.
@@ -394,14 +338,11 @@ impl Shard {
         if tick <= s.wheel.elapsed() {
             return Registration::Elapsed;
         }
-        let waiter = Waiter {
-            waker: waker.clone(),
-            due: tick | DRIVER_REMOVES,
-        };
         let key = s
             .wheel
-            .insert(tick, waiter)
+            .insert(tick, waker.clone())
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
+        s.words.file(key, tick, true);
         drop(s);
         self.core.wake_driver_for(tick);
         Registration::Key(key)
@@ -426,13 +367,12 @@ impl Shard {
             drop(old);
             return Poll::Ready(());
         }
-        let w = s.wheel.get_mut(key).expect("timer entry");
         debug_assert_eq!(
-            due_of(&s.words, key, w),
+            s.words.due(key),
             Some(due),
             "a sleep polls with the deadline it last gave"
         );
-        let old = swap_waker(&mut w.waker, waker);
+        let old = swap_waker(s.wheel.get_mut(key).expect("timer entry"), waker);
         drop(guard);
         drop(old);
         Poll::Pending
@@ -441,29 +381,22 @@ impl Shard {
     /// Moves the deadline of a sleep's entry `key` from tick `old` to
     /// `tick`; `now` is the tick the clock has reached (or 0 when `tick` is
     /// not earlier than `old`: the entry is then left for the driver to
-    /// meet, even if the clock has passed `tick`). Returns `true` when
-    /// the entry still waits, `false` when the sleep no longer has an entry:
-    /// its old tick had been processed (the driver has it), the wheel shut
-    /// down, or the new tick has ended. In that last case the entry is
-    /// removed and the waker it held is woken: the timer is due now, and its
-    /// task must be told, as tokio's timer would tell it.
+    /// meet, even if the clock has passed `tick`). Returns
+    /// [`Reset::Gone`] when the sleep no longer has an entry: its old tick
+    /// had been processed (the driver has it), the wheel shut down, or the
+    /// new tick has ended. In that last case the entry is removed and the
+    /// waker it held is woken: the timer is due now, and its task must be
+    /// told, as tokio's timer would tell it.
     ///
     /// A later deadline only writes the entry's due tick: the entry stays
-    /// where it is, and the driver files it again when it meets it. `word`,
-    /// given with a later tick to an entry that has no word yet, is filed
-    /// with it and holds its due tick from then on (see `due_word`).
-    pub(crate) fn reset(
-        &self,
-        key: u32,
-        old: u64,
-        tick: u64,
-        now: u64,
-        word: Option<&Arc<DueWord>>,
-    ) -> bool {
+    /// where it is, and the driver files it again when it meets it. With
+    /// `share` the word is shared with the sleep from then on, which gets
+    /// its chunk (see `due_word`).
+    pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64, share: bool) -> Reset {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
         if old <= s.wheel.elapsed() {
-            return false;
+            return Reset::Gone;
         }
         if s.shutdown || tick <= s.wheel.elapsed().max(now) {
             if !s.shutdown {
@@ -472,23 +405,14 @@ impl Shard {
             let old = s.remove(key);
             drop(guard);
             old.wake();
-            return false;
+            return Reset::Gone;
         }
-        let w = s.wheel.get_mut(key).expect("timer entry");
         debug_assert_eq!(
-            due_of(&s.words, key, w),
+            s.words.due(key),
             Some(old),
             "a sleep resets from the deadline it last gave"
         );
-        if w.has_word() {
-            s.words[&key].set(tick);
-        } else if let Some(word) = word {
-            debug_assert!(tick > old && word.tick() == Some(tick));
-            w.due |= WORD;
-            s.words.insert(key, word.clone());
-        } else {
-            w.set_due(tick);
-        }
+        let chunk = s.words.move_to(key, tick, share);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -500,7 +424,7 @@ impl Shard {
         if moves {
             self.core.wake_driver_for(tick);
         }
-        true
+        Reset::Moved(chunk)
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
@@ -522,12 +446,12 @@ impl Shard {
         s.cancelled += 1;
         // The waker goes now (it may hold the last reference to a task);
         // the entry goes with the next sweep.
-        let w = s.wheel.get_mut(key).expect("timer entry");
         debug_assert!(
-            w.due & DRIVER_REMOVES != 0 && due_of(&s.words, key, w) == Some(due),
+            s.words.driver_removes(key) && s.words.due(key) == Some(due),
             "a sleep cancels its own entry"
         );
-        let old = mem::replace(&mut w.waker, Waker::noop().clone());
+        let w = s.wheel.get_mut(key).expect("timer entry");
+        let old = mem::replace(w, Waker::noop().clone());
         s.swept.push(key);
         // Also when nothing else is left: the sweep then gives a big slab's
         // memory back, which no driver pass may come to do.
@@ -576,24 +500,15 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            let due = if w.has_word() {
-                // Claimed, or moved later by its sleep without the lock.
-                match s.words[&key].claim(now) {
-                    Ok(()) => now,
-                    Err(later) => later,
-                }
-            } else {
-                w.due()
-            };
-            if due > now {
+            if let Err(later) = s.words.claim(key, now) {
                 // Its deadline moved later: file it again, wake no one.
-                s.wheel.reschedule(key, due);
+                s.wheel.reschedule(key, later);
                 continue;
             }
-            if w.due & DRIVER_REMOVES != 0 {
-                out.push(s.take(key).waker);
+            if s.words.driver_removes(key) {
+                out.push(s.wheel.remove(key));
             } else {
-                out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
+                out.push(mem::replace(w, Waker::noop().clone()));
             }
             fired += 1;
         }
@@ -623,15 +538,15 @@ impl Shard {
         let mut theirs = Vec::new();
         let words = &s.words;
         s.wheel.drain_pending(|key, w| {
-            out.push(mem::replace(&mut w.waker, Waker::noop().clone()));
+            out.push(mem::replace(w, Waker::noop().clone()));
             n += 1;
-            let due = due_of(words, key, w).expect("a claimed entry is removed at once");
-            if w.due & DRIVER_REMOVES != 0 && due <= elapsed {
+            let due = words.due(key).expect("a fired entry is removed at once");
+            if words.driver_removes(key) && due <= elapsed {
                 theirs.push(key);
             }
         });
         for key in theirs {
-            drop(s.take(key));
+            drop(s.wheel.remove(key));
         }
         n
     }
@@ -664,10 +579,13 @@ impl ShardOps<'_> {
     }
 
     pub(crate) fn insert(&mut self, tick: u64, waker: Waker) -> u32 {
-        self.state
+        let key = self
+            .state
             .wheel
-            .insert(tick, Waiter { waker, due: tick })
-            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"))
+            .insert(tick, waker)
+            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
+        self.state.words.file(key, tick, false);
+        key
     }
 
     /// Removes `key`; the waker it held is dropped after the lock.

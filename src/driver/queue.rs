@@ -24,7 +24,7 @@ use std::task::Waker;
 
 use tokio::time::Instant;
 
-use super::{Core, Registration, ShardRef};
+use super::{Core, Registration, Reset, ShardRef};
 use crate::clock::Clock;
 use crate::clock::Deadline;
 use crate::wheel::{HashedWheel, NEVER};
@@ -212,7 +212,7 @@ impl QueueAlarm {
         if let Some((key, tick)) = self.entry {
             // `now` 0: an earlier tick that has already ended is left to the
             // driver, which the move notifies.
-            if tick != due.0 && !shard.reset(key, tick, due.0, 0, None) {
+            if tick != due.0 && matches!(shard.reset(key, tick, due.0, 0, false), Reset::Gone) {
                 (self.entry, self.waker) = (None, None);
             } else {
                 self.entry = Some((key, due.0));
