@@ -570,18 +570,18 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
     };
     let w = wheel.clone();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
-    let later = |d: Duration| d + Duration::from_secs(1);
+    const LATER: Duration = Duration::from_secs(1);
     let per = run_in_task(r, move |cx| {
         let d = &deadlines[..];
         match imp {
             Imp::Hashwheel if moved => rss_growth_per(d, |d| {
                 let mut s = polled(w.sleep(d), cx);
-                s.reset(s.deadline() + Duration::from_secs(1));
+                s.reset(s.deadline() + LATER);
                 s
             }),
             Imp::Tokio if moved => rss_growth_per(d, |d| {
                 let mut s = polled(Box::pin(tokio::time::sleep(d)), cx);
-                let at = s.deadline() + Duration::from_secs(1);
+                let at = s.deadline() + LATER;
                 s.as_mut().reset(at);
                 s
             }),
@@ -589,7 +589,7 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
                 let mut dq = DelayQueue::new();
                 rss_growth_per(d, |d| {
                     let k = dq.insert(0u32, d);
-                    dq.reset(&k, later(d));
+                    dq.reset(&k, d + LATER);
                     k
                 })
             }
@@ -597,7 +597,7 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
                 let mut dq = w.delay_queue();
                 rss_growth_per(d, |d| {
                     let k = dq.insert(0u32, d);
-                    dq.reset(&k, later(d));
+                    dq.reset(&k, d + LATER);
                     k
                 })
             }

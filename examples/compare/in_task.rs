@@ -162,28 +162,26 @@ pub fn cross_worker_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
 }
 
 pub fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
-    let name = format!(
-        "task, 1 worker: memory per pending timer, RSS of {}",
-        count(cfg.memory_n)
-    );
-    rounds(1, &Imp::TASK_MEMORY, |imp| {
-        match tasks::bytes_per_timer(imp, cfg.memory_n, false) {
-            Some(b) => t.add(&name, "B", imp, b),
-            None => eprintln!("{}: the memory child failed", imp.name()),
-        }
-    });
-    let name = format!(
-        "task, 1 worker: memory per pending timer moved 1 s later once (an idle timer), RSS of {}",
-        count(cfg.memory_n)
-    );
-    rounds(
-        1,
-        &Imp::TASK_MEMORY_MOVED,
-        |imp| match tasks::bytes_per_timer(imp, cfg.memory_n, true) {
-            Some(b) => t.add(&name, "B", imp, b),
-            None => eprintln!("{}: the memory child failed", imp.name()),
-        },
-    );
+    let rows: [(&[Imp], bool, &str); 2] = [
+        (&Imp::TASK_MEMORY, false, ""),
+        (
+            &Imp::TASK_MEMORY_MOVED,
+            true,
+            " moved 1 s later once (an idle timer)",
+        ),
+    ];
+    for (imps, moved, what) in rows {
+        let name = format!(
+            "task, 1 worker: memory per pending timer{what}, RSS of {}",
+            count(cfg.memory_n)
+        );
+        rounds(1, imps, |imp| {
+            match tasks::bytes_per_timer(imp, cfg.memory_n, moved) {
+                Some(b) => t.add(&name, "B", imp, b),
+                None => eprintln!("{}: the memory child failed", imp.name()),
+            }
+        });
+    }
 }
 
 /// The server rows: every implementation and the no-timer baseline,
