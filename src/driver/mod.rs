@@ -29,8 +29,9 @@
 //!   `Delay`'s state word). The driver takes its waker (leaving a no-op
 //!   waker) when it pops it; the entry stays in the slab, expired, until its
 //!   owner polls or drops.
-//! - A cancelled sleep's entry may stay in the wheel, with a no-op waker, on
-//!   its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
+//! - A cancelled sleep's entry that the wheel has not filed yet (see
+//!   `crate::wheel`) is removed at once. Any other may stay in the wheel,
+//!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
 //!   removes them all before the driver advances or drains it, so the
 //!   driver never meets one, and as soon as they are all it holds, so an
 //!   emptied shard gives its slab back; the shard's counts leave them out.
@@ -444,12 +445,20 @@ impl Shard {
             return;
         }
         s.cancelled += 1;
-        // The waker goes now (it may hold the last reference to a task);
-        // the entry goes with the next sweep.
         debug_assert!(
             s.words.driver_removes(key) && s.words.due(key) == Some(due),
             "a sleep cancels its own entry"
         );
+        if s.wheel.is_unfiled(key) {
+            // In no list yet: removing it writes no neighbour, so it goes
+            // now and its slot is the next one handed out.
+            let old = s.remove(key);
+            drop(guard);
+            drop(old);
+            return;
+        }
+        // The waker goes now (it may hold the last reference to a task);
+        // the entry goes with the next sweep.
         let w = s.wheel.get_mut(key).expect("timer entry");
         let old = mem::replace(w, Waker::noop().clone());
         s.swept.push(key);

@@ -10,13 +10,24 @@
 //! A bucket is chosen with `tick & mask`; every entry keeps its absolute
 //! expiry tick, so an entry one or more turns away stays in its bucket until
 //! the turn in which it is due.
+//! An entry inserted (or rescheduled) for a future tick is not linked into
+//! its bucket at once: it waits, *unfiled*, in a short list that is filed
+//! in order when it reaches [`FILE_AT`] entries or before the wheel
+//! advances or drains. Most timers are cancelled long before they are due
+//! (a request's timeout, removed when the request completes); one removed
+//! while unfiled leaves a hole in that list and never touches a bucket or
+//! a neighbour, so neither the link nor the unlink is paid for it.
 //!
 //! # Invariants
 //!
 //! - `elapsed` is the last tick that has been processed: every entry whose
 //!   tick is at or before `elapsed` is in the due list or detached, never in a
 //!   bucket.
-//! - Every entry is in exactly one of three places, and its fields say which:
+//! - Every entry is in exactly one of four places, and its fields say which:
+//!   * unfiled (`prev == UNFILED`): `unfiled[next]` is its key and its tick
+//!     is after `elapsed` (which only [`HashedWheel::advance`] moves, after
+//!     filing them all). Holes in `unfiled` are [`NIL`]; it never holds
+//!     more than [`FILE_AT`] keys and holes together.
 //!   * a bucket (`prev != DETACHED` and `tick > elapsed`): the bucket is
 //!     `tick & mask`;
 //!   * the due list (`prev != DETACHED` and `tick <= elapsed`): it is due and
@@ -34,7 +45,8 @@
 //!   in one splice, without a walk over its entries.
 //! - `buckets[b].tail` is the last entry of bucket `b` ([`NIL`] when it is
 //!   empty).
-//! - `next` is a lower bound of every tick in every bucket.
+//! - `next` is a lower bound of every tick in every bucket and of every
+//!   unfiled entry's tick.
 //! - Bit `b` of `occupied` is set exactly when bucket `b` holds an entry
 //!   (`mins[b] != NEVER`): scans skip 64 empty buckets at a time, so an
 //!   empty or sparse wheel costs no walk over its buckets.
@@ -50,8 +62,16 @@ pub(crate) const NEVER: u64 = u64::MAX;
 const NIL: u32 = u32::MAX;
 /// `prev` of an entry that is in no list.
 const DETACHED: u32 = u32::MAX - 1;
-/// Keys are `u32` in the lists; the two values above are reserved.
-pub(crate) const MAX_ENTRIES: usize = (u32::MAX - 2) as usize;
+/// `prev` of an entry that waits to be filed; its `next` is its index in
+/// the unfiled list.
+const UNFILED: u32 = u32::MAX - 2;
+/// Keys are `u32` in the lists; the three values above are reserved.
+pub(crate) const MAX_ENTRIES: usize = (u32::MAX - 3) as usize;
+
+/// The most entries (and holes) that wait to be filed. A timer cancelled
+/// within this many insertions on its wheel is never filed; a batch filed
+/// at once stays short under a lock.
+const FILE_AT: usize = 64;
 
 /// The most buckets a wheel may have.
 pub(crate) const MAX_SLOTS: usize = 1 << 30;
@@ -107,8 +127,11 @@ pub(crate) struct HashedWheel<T> {
     next: u64,
     due_head: u32,
     due_tail: u32,
-    /// Entries in buckets, in the due list, or parked: everything that has
-    /// not expired yet (or has expired but not been popped).
+    /// Keys of the entries not filed yet, in the order they came ([`NIL`]:
+    /// a hole left by one removed or moved since).
+    unfiled: Vec<u32>,
+    /// Entries in buckets, in the due list, unfiled, or parked: everything
+    /// that has not expired yet (or has expired but not been popped).
     pending: usize,
 }
 
@@ -133,6 +156,7 @@ impl<T> HashedWheel<T> {
             next: NEVER,
             due_head: NIL,
             due_tail: NIL,
+            unfiled: Vec::new(),
             pending: 0,
         }
     }
@@ -179,7 +203,7 @@ impl<T> HashedWheel<T> {
             value,
         }) as u32;
         self.pending += 1;
-        self.place(key, tick);
+        self.place_later(key, tick);
         Ok(key)
     }
 
@@ -189,10 +213,11 @@ impl<T> HashedWheel<T> {
     ///
     /// If `key` holds no entry.
     pub(crate) fn remove(&mut self, key: u32) -> T {
-        if self.entries[key as usize].prev != DETACHED {
-            self.unlink(key);
+        let e = &self.entries[key as usize];
+        if e.prev != DETACHED {
+            self.detach(key);
             self.pending -= 1;
-        } else if self.entries[key as usize].tick == NEVER {
+        } else if e.tick == NEVER {
             self.pending -= 1;
         }
         self.entries.remove(key as usize).value
@@ -203,12 +228,17 @@ impl<T> HashedWheel<T> {
     pub(crate) fn reschedule(&mut self, key: u32, tick: u64) {
         let e = &self.entries[key as usize];
         if e.prev != DETACHED {
-            self.unlink(key);
+            self.detach(key);
         } else if e.tick != NEVER {
             // It had expired; it is pending again.
             self.pending += 1;
         }
-        self.place(key, tick);
+        self.place_later(key, tick);
+    }
+
+    /// Whether the entry waits to be filed: removing it touches no list.
+    pub(crate) fn is_unfiled(&self, key: u32) -> bool {
+        self.entries[key as usize].prev == UNFILED
     }
 
     pub(crate) fn get(&self, key: u32) -> Option<&T> {
@@ -228,6 +258,7 @@ impl<T> HashedWheel<T> {
         if e.tick == NEVER {
             Place::Parked
         } else if e.prev != DETACHED && e.tick > self.elapsed {
+            // In a bucket, or unfiled (whose tick is always ahead).
             Place::Scheduled
         } else {
             Place::Expired
@@ -241,6 +272,7 @@ impl<T> HashedWheel<T> {
         if now <= self.elapsed {
             return;
         }
+        self.file_unfiled();
         if self.next <= now {
             // Ticks `elapsed + 1 ..= now`, each bucket at most once.
             let span = (now - self.elapsed).min(self.mask + 1);
@@ -393,7 +425,15 @@ impl<T> HashedWheel<T> {
         if self.due_head != NIL {
             return Some(self.due_head);
         }
+        // The earliest unfiled entry (the first of them, on a tie: it came
+        // first), then the buckets, which hold earlier ticks only.
         let mut best: Option<(u64, u32)> = None;
+        for &key in self.unfiled.iter().filter(|&&k| k != NIL) {
+            let tick = self.entries[key as usize].tick;
+            if best.is_none_or(|(t, _)| tick < t) {
+                best = Some((tick, key));
+            }
+        }
         let mut i = 0;
         while let Some(j) = self.next_occupied(i) {
             i = j + 1;
@@ -402,7 +442,10 @@ impl<T> HashedWheel<T> {
             let mut key = self.buckets[b].head;
             while key != NIL {
                 let e = &self.entries[key as usize];
-                if best.is_none_or(|(tick, _)| e.tick < tick) {
+                // A filed entry came before every unfiled one: it wins a tie
+                // with them, not with the filed entries before it.
+                let unfiled = best.is_some_and(|(_, k)| self.is_unfiled(k));
+                if best.is_none_or(|(tick, _)| e.tick < tick || (e.tick == tick && unfiled)) {
                     best = Some((e.tick, key));
                 }
                 key = e.next;
@@ -489,6 +532,7 @@ impl<T> HashedWheel<T> {
     /// Detaches every pending entry (scheduled, due or parked) and hands
     /// each to `f`; they stay in the slab. Used at shutdown.
     pub(crate) fn drain_pending(&mut self, mut f: impl FnMut(u32, &mut T)) {
+        self.file_unfiled();
         let keys: Vec<u32> = self
             .entries
             .iter()
@@ -513,6 +557,7 @@ impl<T> HashedWheel<T> {
     /// Removes every entry.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
+        self.unfiled.clear();
         self.buckets.fill(Bucket::EMPTY);
         self.mins.fill(NEVER);
         self.occupied.fill(0);
@@ -523,6 +568,54 @@ impl<T> HashedWheel<T> {
     }
 
     // ===== lists =====
+
+    /// Puts a detached entry where `tick` says, leaving it unfiled when its
+    /// tick is ahead.
+    fn place_later(&mut self, key: u32, tick: u64) {
+        if tick == NEVER || tick <= self.elapsed {
+            self.place(key, tick);
+            return;
+        }
+        if self.unfiled.len() == FILE_AT {
+            self.file_unfiled();
+        }
+        let e = &mut self.entries[key as usize];
+        debug_assert_eq!(e.prev, DETACHED, "placed twice");
+        e.tick = tick;
+        e.prev = UNFILED;
+        e.next = self.unfiled.len() as u32;
+        self.unfiled.push(key);
+        if tick < self.next {
+            self.next = tick;
+        }
+    }
+
+    /// Files every unfiled entry in its bucket, in the order they came.
+    fn file_unfiled(&mut self) {
+        let mut keys = std::mem::take(&mut self.unfiled);
+        for &key in keys.iter().filter(|&&k| k != NIL) {
+            let e = &mut self.entries[key as usize];
+            debug_assert!(e.prev == UNFILED && e.tick > self.elapsed);
+            e.prev = DETACHED;
+            let tick = e.tick;
+            self.place(key, tick);
+        }
+        keys.clear();
+        self.unfiled = keys;
+    }
+
+    /// Takes a linked or unfiled entry out of where it is.
+    fn detach(&mut self, key: u32) {
+        let e = &mut self.entries[key as usize];
+        if e.prev == UNFILED {
+            debug_assert_eq!(self.unfiled[e.next as usize], key);
+            self.unfiled[e.next as usize] = NIL;
+            e.prev = DETACHED;
+            e.next = NIL;
+        } else {
+            self.unlink(key);
+        }
+    }
 
     /// Links a detached entry where `tick` says.
     fn place(&mut self, key: u32, tick: u64) {
@@ -871,18 +964,110 @@ mod tests {
         }
     }
 
+    /// In pop order.
+    fn popped(w: &mut HashedWheel<u32>) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some((_, v)) = w.pop_due() {
+            out.push(*v);
+        }
+        out
+    }
+
+    /// An entry removed before it is filed leaves a hole, not a link: the
+    /// others are filed in the order they came, and a rescheduled one goes
+    /// behind them, as a bucket's tail would take it.
+    #[test]
+    fn unfiled_entries_leave_holes_and_keep_their_order() {
+        let mut w = HashedWheel::new(8, 0);
+        let keys: Vec<u32> = (0..5).map(|v| w.insert(4, v).unwrap()).collect();
+        assert!(keys.iter().all(|&k| w.is_unfiled(k)));
+        assert_eq!(w.place_of(keys[1]), Place::Scheduled);
+        assert_eq!(w.remove(keys[1]), 1);
+        w.reschedule(keys[0], 4);
+        assert_eq!(w.next_expiration(), Some(4), "unfiled ticks count");
+        assert_eq!(w.pending(), 4);
+        w.advance(3);
+        assert!(keys.iter().all(|&k| k == keys[1] || !w.is_unfiled(k)));
+        assert!(w.pop_due().is_none(), "never early");
+        w.advance(4);
+        assert_eq!(popped(&mut w), [2, 3, 4, 0]);
+        assert_eq!(w.pending(), 0);
+    }
+
+    /// Past [`FILE_AT`] the waiting entries are filed in one batch, in the
+    /// order they came; a removed slot is handed out again at once.
+    #[test]
+    fn a_full_unfiled_list_is_filed_in_order() {
+        let mut w = HashedWheel::new(64, 0);
+        let n = FILE_AT as u32 + 5;
+        let keys: Vec<u32> = (0..n).map(|v| w.insert(7, v).unwrap()).collect();
+        assert!(!w.is_unfiled(keys[0]), "filed with the first batch");
+        assert!(w.is_unfiled(keys[n as usize - 1]));
+        assert_eq!(w.remove(keys[n as usize - 1]), n - 1);
+        assert_eq!(w.insert(7, n).unwrap(), keys[n as usize - 1]);
+        w.advance(7);
+        let mut want: Vec<u32> = (0..n - 1).collect();
+        want.push(n);
+        assert_eq!(popped(&mut w), want);
+    }
+
+    /// A removal or a move of an unfiled entry writes no bucket: bucket
+    /// lists and bounds stay as they were.
+    #[test]
+    fn removing_an_unfiled_entry_touches_no_bucket() {
+        let mut w = HashedWheel::new(8, 0);
+        let a = w.insert(3, 1).unwrap();
+        w.advance(1); // files `a`
+        let b = w.insert(3, 2).unwrap();
+        let c = w.insert(11, 3).unwrap();
+        let bucket = w.buckets[3];
+        w.remove(b);
+        w.reschedule(c, 19);
+        assert_eq!(
+            (w.buckets[3].head, w.buckets[3].tail),
+            (bucket.head, bucket.tail)
+        );
+        assert_eq!(w.buckets[3].head, a);
+        assert!(w.is_unfiled(c));
+        w.advance(3);
+        assert_eq!(popped(&mut w), [1]);
+        w.advance(18);
+        assert!(w.pop_due().is_none());
+        w.advance(19);
+        assert_eq!(popped(&mut w), [3]);
+    }
+
+    /// `peek_earliest` sees unfiled entries; on a tick they share, a filed
+    /// entry came first.
+    #[test]
+    fn peek_earliest_sees_unfiled_entries() {
+        let mut w = HashedWheel::new(8, 0);
+        let filed = w.insert(6, 1).unwrap();
+        w.advance(1);
+        let early = w.insert(4, 2).unwrap();
+        assert_eq!(w.peek_earliest(), Some(early));
+        w.remove(early);
+        let tie = w.insert(6, 3).unwrap();
+        assert!(w.is_unfiled(tie));
+        assert_eq!(w.peek_earliest(), Some(filed));
+        w.remove(filed);
+        assert_eq!(w.peek_earliest(), Some(tie));
+    }
+
     #[test]
     fn drain_pending_detaches_everything() {
         let mut w = HashedWheel::new(8, 0);
         w.insert(3, 1).unwrap();
         w.insert(NEVER, 2).unwrap();
         w.insert(0, 3).unwrap();
+        w.advance(1); // files the first
+        w.insert(5, 4).unwrap(); // unfiled
         let mut seen = Vec::new();
         w.drain_pending(|_, v| seen.push(*v));
         seen.sort_unstable();
-        assert_eq!(seen, [1, 2, 3]);
+        assert_eq!(seen, [1, 2, 3, 4]);
         assert_eq!(w.pending(), 0);
-        assert_eq!(w.len(), 3);
+        assert_eq!(w.len(), 4);
         assert!(w.pop_due().is_none());
     }
 
