@@ -129,10 +129,11 @@ impl Clock {
     }
 
     fn ns_of(&self, t: Instant) -> i64 {
-        if t >= self.origin {
-            nanos(t - self.origin).unwrap_or(HORIZON_NS)
-        } else {
-            nanos(self.origin - t).map_or(i64::MIN + 1, |n| -n)
+        // One comparison and one subtraction of std's instants (tokio's
+        // `>=` and `-` would compare twice).
+        match t.into_std().checked_duration_since(self.origin.into_std()) {
+            Some(d) => nanos(d).unwrap_or(HORIZON_NS),
+            None => nanos(self.origin - t).map_or(i64::MIN + 1, |n| -n),
         }
     }
 

@@ -195,6 +195,7 @@ impl<T> HashedWheel<T> {
     /// Stores `value` to expire at `tick`. A tick at or before
     /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
+    #[inline]
     pub(crate) fn insert(&mut self, tick: u64, value: T) -> Result<u32, T> {
         // The lowest free key is at most the number of occupied ones.
         if self.entries.len() >= MAX_ENTRIES {
@@ -216,6 +217,7 @@ impl<T> HashedWheel<T> {
     /// # Panics
     ///
     /// If `key` holds no entry.
+    #[inline]
     pub(crate) fn remove(&mut self, key: u32) -> T {
         let e = &self.entries[key as usize];
         if e.prev != DETACHED {

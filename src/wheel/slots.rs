@@ -63,6 +63,7 @@ impl<E> Slots<E> {
     }
 
     /// Stores `value` under the lowest free key and returns that key.
+    #[inline(always)]
     pub(crate) fn insert(&mut self, value: E) -> usize {
         if self.len == self.slots.len() {
             let key = self.slots.len();
@@ -91,6 +92,7 @@ impl<E> Slots<E> {
     }
 
     /// The lowest free key; there must be one.
+    #[inline]
     fn lowest_free(&self) -> usize {
         let (w, b) = (self.low / 64, self.low % 64);
         if let Some(&word) = self.free.get(w) {
@@ -118,6 +120,7 @@ impl<E> Slots<E> {
     /// # Panics
     ///
     /// If `key` is not occupied.
+    #[inline]
     pub(crate) fn remove(&mut self, key: usize) -> E {
         let value = self.slots[key].take().expect("occupied slot");
         let w = key / 64;
