@@ -33,6 +33,22 @@ const MS: u64 = 1_000_000;
 /// (`tokio::time::sleep(Duration::MAX)`): 30 years from now.
 const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
+/// The instant `d` after `now`, as tokio computes a deadline: a sum that
+/// overflows an `Instant` lands 30 years after `now`.
+#[inline]
+fn later(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE)
+}
+
+/// The instant `d` from now, as `tokio::time::sleep(d)` puts its deadline
+/// (see [`later`]). Nothing is converted: [`Clock::deadline_of`] does that
+/// when the deadline is needed, which for a timeout whose future completes
+/// first is never.
+#[inline]
+pub(crate) fn instant_after(d: Duration) -> Instant {
+    later(Instant::now(), d)
+}
+
 /// `d` in nanoseconds, if that fits an `i64`. Plain 64-bit arithmetic: this
 /// runs for every timer made.
 #[inline]
@@ -140,7 +156,13 @@ impl Clock {
     /// The deadline `d` from now, as tokio computes it: a sum that overflows
     /// an `Instant` lands 30 years from now, as in `tokio::time::sleep`.
     pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
-        let now = Instant::now();
+        self.deadline_from(Instant::now(), d)
+    }
+
+    /// The deadline `d` after `now`: `deadline_of(later(now, d))`, with one
+    /// conversion fewer in the usual case.
+    #[inline]
+    fn deadline_from(&self, now: Instant, d: Duration) -> Deadline {
         match nanos(d) {
             // The same sum in nanoseconds, with one `Instant` subtraction
             // instead of an addition and a subtraction. It saturates where
@@ -148,10 +170,7 @@ impl Clock {
             Some(n) => Deadline(self.ns_of(now).saturating_add(n)),
             // Beyond 2^63 ns: past the horizon, or past what an `Instant`
             // holds; the rare case keeps tokio's exact rule.
-            None => {
-                let at = now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE);
-                self.deadline_of(at)
-            }
+            None => self.deadline_of(later(now, d)),
         }
     }
 
@@ -282,6 +301,42 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A timeout reads the clock when it is made and converts its deadline
+    /// at its first pending poll (`deadline_of(later(now, d))`); a sleep
+    /// converts at once (`deadline_from`). Both give the same deadline, the
+    /// horizon's clamp and tokio's 30 years for an overflowing sum included.
+    #[test]
+    fn a_deadline_converted_later_is_the_same_deadline() {
+        let origin = Instant::now();
+        let clock = Clock::new(origin, Duration::from_millis(1));
+        let durations = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_nanos(999_999),
+            Duration::from_millis(1),
+            Duration::from_secs(30),
+            Duration::from_nanos(i64::MAX as u64 - 1),
+            Duration::from_nanos(i64::MAX as u64),
+            Duration::from_nanos(u64::MAX),
+            FAR_FUTURE,
+            Duration::from_secs(u64::MAX / 4),
+            Duration::MAX,
+        ];
+        let offsets = [0, 1, 999_999, 1_000_000, 123_456_789_012];
+        for ns in offsets {
+            let step = Duration::from_nanos(ns);
+            for now in [origin + step, origin.checked_sub(step).unwrap_or(origin)] {
+                for d in durations {
+                    assert_eq!(
+                        clock.deadline_from(now, d),
+                        clock.deadline_of(later(now, d)),
+                        "now {ns} ns from the origin, d {d:?}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn millis_in_is_a_division_by_a_million() {

@@ -40,6 +40,7 @@ use tokio::task;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
+use crate::clock::instant_after;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::driver::ShardRef;
 use crate::error::{BuildError, BuildKind, Error};
@@ -445,8 +446,8 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let sleep = Sleep::after(claim("timeout"), duration);
-    Timeout::new(future.into_future(), sleep)
+    let shard = claim("timeout");
+    Timeout::new(future.into_future(), shard, instant_after(duration))
 }
 
 /// Requires `future` to complete within `duration` of the first poll at
@@ -533,8 +534,7 @@ pub(crate) fn start_sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    let sleep = Sleep::until(claim("timeout_at"), deadline);
-    Timeout::new(future.into_future(), sleep)
+    Timeout::new(future.into_future(), claim("timeout_at"), deadline)
 }
 
 /// A cancellable [`Delay`] that expires `duration` from now, on the

@@ -126,6 +126,13 @@ impl Sleep {
         self.deadline = self.shard.core().clock.deadline_after(duration);
     }
 
+    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
+    /// `deadline`.
+    pub(crate) fn start_at(&mut self, deadline: Instant) {
+        debug_assert!(self.state == State::Unchecked && !self.touched);
+        self.deadline = self.shard.core().clock.deadline_of(deadline);
+    }
+
     /// A sleep until `deadline`.
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Sleep {
         Sleep {

@@ -3,7 +3,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
+use tokio::time::Instant;
 
+use crate::driver::ShardRef;
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
 
@@ -15,7 +17,9 @@ pin_project! {
     /// It resolves to `Ok` with the inner future's output if that completes
     /// first, or to `Err(Elapsed)` at the deadline. The inner future is polled
     /// first, so a future that is ready on its first poll completes without
-    /// touching the wheel at all: no lock, no entry.
+    /// touching the wheel at all: no lock, no entry. Its deadline is read
+    /// from the clock when it is made, as tokio's is, and worked out in the
+    /// wheel's terms only at the first poll at which the future is pending.
     ///
     /// `Timeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -46,12 +50,20 @@ pin_project! {
         #[pin]
         value: F,
         sleep: Sleep,
+        // The deadline, until `sleep` starts with it (at the first poll at
+        // which `value` is pending).
+        at: Option<Instant>,
     }
 }
 
 impl<F> Timeout<F> {
-    pub(crate) fn new(value: F, sleep: Sleep) -> Timeout<F> {
-        Timeout { value, sleep }
+    /// A timeout at `deadline` on the wheel of `shard`.
+    pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
+        Timeout {
+            value,
+            sleep: Sleep::unstarted(shard),
+            at: Some(deadline),
+        }
     }
 
     /// The inner future.
@@ -70,8 +82,11 @@ impl<F> Timeout<F> {
     }
 
     /// The deadline.
-    pub fn deadline(&self) -> tokio::time::Instant {
-        self.sleep.deadline()
+    pub fn deadline(&self) -> Instant {
+        match self.at {
+            Some(at) => at,
+            None => self.sleep.deadline(),
+        }
     }
 }
 
@@ -82,6 +97,9 @@ impl<F: Future> Future for Timeout<F> {
         let this = self.project();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
+        }
+        if let Some(at) = this.at.take() {
+            this.sleep.start_at(at);
         }
         match this.sleep.poll_sleep(cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),

@@ -4,6 +4,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
+use crate::clock::instant_after;
 use crate::delay::schedule;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::delay_queue::DelayQueue;
@@ -64,9 +65,20 @@ use crate::timeout::Timeout;
 ///   instruction that waits for the critical section's stores; that made
 ///   register + cancel in a task about 10 ns cheaper, and a `timeout` whose
 ///   future is pending once about 20 ns.
-/// - Cancelling a sleep drops its waker at once but leaves its entry in the
-///   wheel; the shard removes such entries 32 at a time (and all of them
-///   before the driver looks at it). With millions of timers an entry's
+/// - A timer registered for a future tick is not linked into its bucket at
+///   once: it waits, unfiled, in a list of up to 1024 entries per shard,
+///   which is filed in order when it is full or before the driver advances
+///   the shard. Most timers are cancelled long before they are due, and
+///   one cancelled while unfiled is removed at once, with no bucket and no
+///   list neighbour written; its slot is the next one handed out. In the
+///   server simulation of `examples/compare` 93 % of the request timeouts'
+///   cancels found their entry unfiled (32 % with a list of 64). Counted
+///   with callgrind in a task on one worker, register + cancel went from
+///   about 786 to 737 instructions; with the slab's insert inlined and one
+///   comparison less per deadline conversion, 665 (tokio's: 626).
+/// - Cancelling a sleep whose entry has been filed drops its waker at once
+///   but leaves its entry in the wheel; the shard removes such entries 32
+///   at a time (and all of them before the driver looks at it). With millions of timers an entry's
 ///   list neighbours are random in memory: removed one per lock hold, each
 ///   cancel waited for those cache misses at the lock's release, while a
 ///   batch lets them overlap. Measured in a task (two runs of each build,
@@ -397,7 +409,8 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-        Timeout::new(future.into_future(), self.sleep(duration))
+        let shard = self.claim_or_panic("timeout");
+        Timeout::new(future.into_future(), shard, instant_after(duration))
     }
 
     /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
@@ -411,9 +424,11 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
+        let shard = self.claim()?;
         Ok(Timeout::new(
             future.into_future(),
-            self.try_sleep(duration)?,
+            shard,
+            instant_after(duration),
         ))
     }
 
@@ -442,7 +457,8 @@ impl Wheel {
         deadline: Instant,
         future: F,
     ) -> Timeout<F::IntoFuture> {
-        Timeout::new(future.into_future(), self.sleep_until(deadline))
+        let shard = self.claim_or_panic("timeout_at");
+        Timeout::new(future.into_future(), shard, deadline)
     }
 
     /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
@@ -456,10 +472,7 @@ impl Wheel {
         deadline: Instant,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(
-            future.into_future(),
-            self.try_sleep_until(deadline)?,
-        ))
+        Ok(Timeout::new(future.into_future(), self.claim()?, deadline))
     }
 
     /// Requires `future` to complete within `duration` of the first poll

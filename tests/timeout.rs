@@ -91,3 +91,29 @@ async fn never_elapses_early() {
     advance(ms(1)).await;
     assert!(assert_ready!(t.poll()).is_err());
 }
+
+/// The deadline is read when the timeout is made, as tokio reads it, even
+/// though the wheel takes it in only at the first pending poll: a timeout
+/// made, left unpolled while the clock moves on, then awaited, fires when
+/// tokio's timeout made at the same moment fires, not later.
+#[tokio::test(start_paused = true)]
+async fn the_deadline_is_read_when_the_timeout_is_made() {
+    let wheel = Wheel::new();
+    let made = Instant::now();
+    let mut ours = task::spawn(wheel.timeout(ms(10), pending::<()>()));
+    let mut theirs = task::spawn(tokio::time::timeout(ms(10), pending::<()>()));
+    assert_eq!(ours.deadline(), made + ms(10));
+    advance(ms(6)).await;
+    assert_eq!(ours.deadline(), made + ms(10), "not moved by the wait");
+    assert_pending!(ours.poll());
+    assert_pending!(theirs.poll());
+    assert_eq!(ours.deadline(), made + ms(10), "the same once it is filed");
+    advance(ms(3)).await;
+    assert_pending!(ours.poll());
+    assert_pending!(theirs.poll());
+    advance(ms(1)).await;
+    assert!(ours.is_woken() && theirs.is_woken());
+    assert!(assert_ready!(ours.poll()).is_err());
+    assert!(assert_ready!(theirs.poll()).is_err());
+    assert_eq!(Instant::now(), made + ms(10));
+}
