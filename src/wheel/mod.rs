@@ -28,9 +28,10 @@
 //!     is after `elapsed` (which only [`HashedWheel::advance`] moves, after
 //!     filing them all). Holes in `unfiled` are [`NIL`]; it never holds
 //!     more than [`FILE_AT`] keys and holes together.
-//!   * a bucket (`prev != DETACHED` and `tick > elapsed`): the bucket is
-//!     `tick & mask`;
-//!   * the due list (`prev != DETACHED` and `tick <= elapsed`): it is due and
+//!   * a bucket (`prev` neither `DETACHED` nor `UNFILED`, and
+//!     `tick > elapsed`): the bucket is `tick & mask`;
+//!   * the due list (`prev` neither `DETACHED` nor `UNFILED`, and
+//!     `tick <= elapsed`): it is due and
 //!     waits for [`HashedWheel::pop_due`];
 //!   * detached (`prev == DETACHED`): in no list. Either it was popped from
 //!     the due list (it has expired), or its tick is [`NEVER`] (it is parked
