@@ -432,15 +432,7 @@ impl<T> HashedWheel<T> {
         if self.due_head != NIL {
             return Some(self.due_head);
         }
-        // The earliest unfiled entry (the first of them, on a tie: it came
-        // first), then the buckets, which hold earlier ticks only.
         let mut best: Option<(u64, u32)> = None;
-        for &key in self.unfiled.iter().filter(|&&k| k != NIL) {
-            let tick = self.entries[key as usize].tick;
-            if best.is_none_or(|(t, _)| tick < t) {
-                best = Some((tick, key));
-            }
-        }
         let mut i = 0;
         while let Some(j) = self.next_occupied(i) {
             i = j + 1;
@@ -449,16 +441,21 @@ impl<T> HashedWheel<T> {
             let mut key = self.buckets[b].head;
             while key != NIL {
                 let e = &self.entries[key as usize];
-                // A filed entry came before every unfiled one: it wins a tie
-                // with them, not with the filed entries before it.
-                let unfiled = best.is_some_and(|(_, k)| self.is_unfiled(k));
-                if best.is_none_or(|(tick, _)| e.tick < tick || (e.tick == tick && unfiled)) {
+                if best.is_none_or(|(tick, _)| e.tick < tick) {
                     best = Some((e.tick, key));
                 }
                 key = e.next;
             }
             if best.is_some_and(|(tick, _)| tick <= t) {
                 break;
+            }
+        }
+        // Then the unfiled entries, which came after every filed one: only
+        // an earlier tick beats what the buckets hold.
+        for &key in self.unfiled.iter().filter(|&&k| k != NIL) {
+            let tick = self.entries[key as usize].tick;
+            if best.is_none_or(|(t, _)| tick < t) {
+                best = Some((tick, key));
             }
         }
         best.map(|(_, key)| key)
