@@ -307,7 +307,7 @@ mod tests {
 
     use super::*;
     use crate::sync::locks_taken;
-    use crate::Wheel;
+    use crate::timer::Wheel;
 
     #[derive(Default)]
     struct Count(AtomicUsize);

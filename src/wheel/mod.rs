@@ -52,6 +52,8 @@
 //!   (`mins[b] != NEVER`): scans skip 64 empty buckets at a time, so an
 //!   empty or sparse wheel costs no walk over its buckets.
 
+#[cfg(all(test, not(loom)))]
+mod model_test;
 mod slots;
 
 use slots::Slots;

@@ -1,0 +1,307 @@
+//! The wheel against a plain model, over random programs.
+//!
+//! The model keeps each entry's tick and a filing number (the order in
+//! which entries were inserted or rescheduled). After every step the wheel's
+//! due entries are popped and must be exactly the model's, in (tick, filing
+//! number) order: a tick's entries in the order they were filed, whether
+//! they waited unfiled or not. Bursts of inserts fill the unfiled list past
+//! [`FILE_AT`], small wheels put entries turns away, and long advances catch
+//! up more than a turn (then the due list is put in order with
+//! [`HashedWheel::sort_due`], as the driver does).
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::{HashedWheel, Place, FILE_AT, NEVER};
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// One entry, `delta` ticks after `elapsed` (0: due at once), or parked.
+    Insert(Option<u64>),
+    /// `n` entries, each `1 + (i * step) % spread` ticks ahead: enough to
+    /// fill the unfiled list past its bound.
+    Burst {
+        n: usize,
+        step: u64,
+        spread: u64,
+    },
+    /// Removes the `i`-th live entry (modulo their number).
+    Remove(usize),
+    /// Moves the `i`-th live entry to `delta` ticks after `elapsed`, or
+    /// parks it.
+    Reschedule(usize, Option<u64>),
+    /// Removes every `k`-th live entry, many of them unfiled.
+    RemoveEvery(usize),
+    Advance(u64),
+}
+
+/// Where the model has an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Due at `tick`; `seq` orders the entries of one tick.
+    Scheduled {
+        tick: u64,
+        seq: u64,
+    },
+    Parked,
+    /// Popped as due; stays until removed.
+    Expired,
+}
+
+struct Model {
+    entries: BTreeMap<u32, State>,
+    elapsed: u64,
+    seq: u64,
+}
+
+impl Model {
+    fn place(&mut self, key: u32, target: Option<u64>) -> bool {
+        let state = match target {
+            None => State::Parked,
+            Some(tick) => {
+                self.seq += 1;
+                State::Scheduled {
+                    tick,
+                    seq: self.seq,
+                }
+            }
+        };
+        self.entries.insert(key, state);
+        target.is_some_and(|t| t <= self.elapsed)
+    }
+
+    fn live(&self) -> Vec<u32> {
+        self.entries.keys().copied().collect()
+    }
+
+    /// Scheduled entries due by `now`, in (tick, seq) order.
+    fn due(&self, now: u64) -> Vec<u32> {
+        let mut due: Vec<(u64, u64, u32)> = self
+            .entries
+            .iter()
+            .filter_map(|(&k, s)| match *s {
+                State::Scheduled { tick, seq } if tick <= now => Some((tick, seq, k)),
+                _ => None,
+            })
+            .collect();
+        due.sort_unstable();
+        due.into_iter().map(|(_, _, k)| k).collect()
+    }
+
+    /// The scheduled entry that expires first.
+    fn earliest(&self) -> Option<(u64, u32)> {
+        self.entries
+            .iter()
+            .filter_map(|(&k, s)| match *s {
+                State::Scheduled { tick, seq } => Some((tick, seq, k)),
+                _ => None,
+            })
+            .min()
+            .map(|(tick, _, k)| (tick, k))
+    }
+
+    fn pending(&self) -> usize {
+        self.entries
+            .values()
+            .filter(|s| !matches!(s, State::Expired))
+            .count()
+    }
+}
+
+fn target(elapsed: u64, delta: Option<u64>) -> Option<u64> {
+    delta.map(|d| elapsed + d)
+}
+
+fn tick_of(target: Option<u64>) -> u64 {
+    target.unwrap_or(NEVER)
+}
+
+/// Pops every due entry and checks them against the model, which marks
+/// them expired.
+fn pop_all(w: &mut HashedWheel<u32>, m: &mut Model, expected: Vec<u32>) {
+    let mut popped = Vec::new();
+    while let Some((key, value)) = w.pop_due() {
+        assert_eq!(*value, key, "an entry keeps its value");
+        popped.push(key);
+    }
+    assert_eq!(popped, expected, "due entries, in (tick, filing) order");
+    for key in popped {
+        m.entries.insert(key, State::Expired);
+    }
+}
+
+fn check(w: &HashedWheel<u32>, m: &Model) {
+    assert_eq!(w.elapsed(), m.elapsed);
+    assert_eq!(w.pending(), m.pending());
+    assert_eq!(w.len(), m.entries.len());
+    assert!(w.unfiled.len() <= FILE_AT, "the unfiled list stays bounded");
+    for (&key, &s) in &m.entries {
+        let place = match s {
+            State::Scheduled { .. } => Place::Scheduled,
+            State::Parked => Place::Parked,
+            State::Expired => Place::Expired,
+        };
+        assert_eq!(w.place_of(key), place, "entry {key}");
+        if let State::Scheduled { tick, .. } = s {
+            assert_eq!(w.tick_of(key), tick);
+        }
+    }
+    let earliest = m.earliest();
+    assert_eq!(
+        w.peek_earliest(),
+        earliest.map(|(_, k)| k),
+        "the earliest entry"
+    );
+    if let Some((tick, _)) = earliest {
+        let next = w.next_expiration().expect("a scheduled entry");
+        assert!(next <= tick, "next expiration {next} after tick {tick}");
+    }
+}
+
+fn run(slots: usize, ops: &[Op]) {
+    let mut w = HashedWheel::new(slots, 0);
+    let mut m = Model {
+        entries: BTreeMap::new(),
+        elapsed: 0,
+        seq: 0,
+    };
+    for op in ops {
+        match *op {
+            Op::Insert(delta) => {
+                let t = target(m.elapsed, delta);
+                let key = w.insert(tick_of(t), 0).unwrap();
+                *w.get_mut(key).unwrap() = key;
+                let due = m.place(key, t);
+                pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
+            }
+            Op::Burst { n, step, spread } => {
+                for i in 0..n as u64 {
+                    let t = Some(m.elapsed + 1 + (i * step) % spread);
+                    let key = w.insert(tick_of(t), 0).unwrap();
+                    *w.get_mut(key).unwrap() = key;
+                    m.place(key, t);
+                }
+                pop_all(&mut w, &mut m, vec![]);
+            }
+            Op::Remove(i) | Op::Reschedule(i, _) if m.entries.is_empty() => {
+                let _ = i;
+            }
+            Op::Remove(i) => {
+                let live = m.live();
+                let key = live[i % live.len()];
+                assert_eq!(w.remove(key), key);
+                m.entries.remove(&key);
+            }
+            Op::Reschedule(i, delta) => {
+                let live = m.live();
+                let key = live[i % live.len()];
+                let t = target(m.elapsed, delta);
+                w.reschedule(key, tick_of(t));
+                let due = m.place(key, t);
+                pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
+            }
+            Op::RemoveEvery(k) => {
+                for key in m.live().into_iter().step_by(k) {
+                    assert_eq!(w.remove(key), key);
+                    m.entries.remove(&key);
+                }
+            }
+            Op::Advance(by) => {
+                let now = m.elapsed + by;
+                let expected = m.due(now);
+                w.advance(now);
+                m.elapsed = now;
+                if by > slots as u64 {
+                    w.sort_due();
+                }
+                pop_all(&mut w, &mut m, expected);
+            }
+        }
+        check(&w, &m);
+    }
+    // At shutdown every pending entry is handed over once.
+    let mut drained = Vec::new();
+    w.drain_pending(|key, value| {
+        assert_eq!(*value, key);
+        drained.push(key);
+    });
+    drained.sort_unstable();
+    let pending: Vec<u32> = m
+        .entries
+        .iter()
+        .filter(|(_, s)| !matches!(s, State::Expired))
+        .map(|(&k, _)| k)
+        .collect();
+    assert_eq!(drained, pending);
+    assert_eq!(w.pending(), 0);
+    assert_eq!(w.peek_earliest(), None);
+}
+
+fn delta(slots: u64) -> impl Strategy<Value = Option<u64>> {
+    prop_oneof![
+        8 => (0..3 * slots + 3).prop_map(Some),
+        1 => Just(None),
+    ]
+}
+
+fn op(slots: u64) -> impl Strategy<Value = Op> {
+    let burst = FILE_AT + FILE_AT / 2;
+    prop_oneof![
+        6 => delta(slots).prop_map(Op::Insert),
+        1 => (1..burst, 1..64u64, 1..4 * slots + 8)
+            .prop_map(|(n, step, spread)| Op::Burst { n, step, spread }),
+        3 => any::<usize>().prop_map(Op::Remove),
+        3 => (any::<usize>(), delta(slots)).prop_map(|(i, d)| Op::Reschedule(i, d)),
+        1 => (1..5usize).prop_map(Op::RemoveEvery),
+        4 => (0..2 * slots + 2).prop_map(Op::Advance),
+    ]
+}
+
+fn program() -> impl Strategy<Value = (usize, Vec<Op>)> {
+    prop_oneof![Just(1usize), Just(2), Just(8), Just(64)]
+        .prop_flat_map(|slots| (Just(slots), prop::collection::vec(op(slots as u64), 1..60)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn the_wheel_matches_its_model((slots, ops) in program()) {
+        run(slots, &ops);
+    }
+}
+
+/// A burst past the unfiled bound, cancelled in part while the rest waits,
+/// then rescheduled and advanced over more than a turn: the shape of a
+/// server's request timeouts, fixed so it always runs.
+#[test]
+fn a_burst_past_the_bound_keeps_every_rule() {
+    let n = FILE_AT + 300;
+    run(
+        8,
+        &[
+            Op::Burst {
+                n,
+                step: 7,
+                spread: 40,
+            },
+            Op::RemoveEvery(3),
+            Op::Insert(Some(1)),
+            Op::Reschedule(5, Some(0)),
+            Op::Reschedule(11, None),
+            Op::Advance(3),
+            Op::Burst {
+                n,
+                step: 3,
+                spread: 5,
+            },
+            Op::Advance(30),
+            Op::Reschedule(2, Some(2)),
+            Op::Advance(2),
+        ],
+    );
+}
