@@ -9,11 +9,11 @@
 //! up more than a turn (then the due list is put in order with
 //! [`HashedWheel::sort_due`], as the driver does).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
-use super::{HashedWheel, Place, FILE_AT, NEVER};
+use super::{HashedWheel, Place, DETACHED, FILE_AT, NEVER, NIL, UNFILED};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -131,11 +131,78 @@ fn pop_all(w: &mut HashedWheel<u32>, m: &mut Model, expected: Vec<u32>) {
     }
 }
 
+/// Every invariant written at the top of the wheel's module, read off its
+/// fields: each entry in exactly one place, the bounds and bits of every
+/// bucket, `next`, and the count of pending entries.
+fn check_invariants(w: &HashedWheel<u32>) {
+    let mut seen = BTreeSet::new();
+    let mut visit = |key: u32| assert!(seen.insert(key), "entry {key} in two places");
+    // A list from `head`, linked both ways, ending at `tail`; its ticks.
+    let walk = |head: u32, tail: u32| -> Vec<(u32, u64)> {
+        let (mut key, mut prev, mut out) = (head, NIL, Vec::new());
+        while key != NIL {
+            let e = &w.entries[key as usize];
+            assert_eq!(e.prev, prev, "entry {key}: its back link");
+            out.push((key, e.tick));
+            (prev, key) = (key, e.next);
+        }
+        assert_eq!(prev, tail, "the list's tail");
+        out
+    };
+    let mut in_buckets = 0;
+    for (b, bucket) in w.buckets.iter().enumerate() {
+        let list = walk(bucket.head, bucket.tail);
+        let occupied = w.occupied[b / 64] & (1 << (b % 64)) != 0;
+        assert_eq!(occupied, !list.is_empty(), "bucket {b}: its bit");
+        if list.is_empty() {
+            assert_eq!(w.mins[b], NEVER, "bucket {b}: empty, no lower bound");
+            assert_eq!(bucket.max, 0, "bucket {b}: empty, no upper bound");
+        }
+        for &(key, tick) in &list {
+            visit(key);
+            assert_eq!(tick & w.mask, b as u64, "entry {key}: its bucket");
+            assert!(tick > w.elapsed, "entry {key}: a due tick in a bucket");
+            assert!(w.mins[b] <= tick, "bucket {b}: lower bound");
+            assert!(bucket.max >= tick, "bucket {b}: upper bound");
+            assert!(w.next <= tick, "next above a bucket's tick");
+        }
+        in_buckets += list.len();
+    }
+    let due = walk(w.due_head, w.due_tail);
+    for &(key, tick) in &due {
+        visit(key);
+        assert!(tick <= w.elapsed, "entry {key}: in the due list early");
+    }
+    assert!(w.unfiled.len() <= FILE_AT, "the unfiled list stays bounded");
+    let mut unfiled = 0;
+    for (i, &key) in w.unfiled.iter().enumerate() {
+        if key == NIL {
+            continue;
+        }
+        visit(key);
+        let e = &w.entries[key as usize];
+        assert_eq!((e.prev, e.next), (UNFILED, i as u32), "entry {key}");
+        assert!(e.tick > w.elapsed && w.next <= e.tick, "entry {key}: tick");
+        unfiled += 1;
+    }
+    let mut parked = 0;
+    for (key, e) in w.entries.iter() {
+        let key = key as u32;
+        if seen.contains(&key) {
+            assert_ne!(e.prev, DETACHED, "entry {key}: listed");
+        } else {
+            assert_eq!(e.prev, DETACHED, "entry {key}: in no list");
+            parked += usize::from(e.tick == NEVER);
+        }
+    }
+    assert_eq!(w.pending(), in_buckets + due.len() + unfiled + parked);
+}
+
 fn check(w: &HashedWheel<u32>, m: &Model) {
+    check_invariants(w);
     assert_eq!(w.elapsed(), m.elapsed);
     assert_eq!(w.pending(), m.pending());
     assert_eq!(w.len(), m.entries.len());
-    assert!(w.unfiled.len() <= FILE_AT, "the unfiled list stays bounded");
     for (&key, &s) in &m.entries {
         let place = match s {
             State::Scheduled { .. } => Place::Scheduled,
