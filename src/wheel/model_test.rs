@@ -7,7 +7,8 @@
 //! they waited unfiled or not. Bursts of inserts fill the unfiled list past
 //! [`FILE_AT`], small wheels put entries turns away, and long advances catch
 //! up more than a turn (then the due list is put in order with
-//! [`HashedWheel::sort_due`], as the driver does).
+//! [`HashedWheel::sort_due`], as the driver does). Every invariant written
+//! at the top of the wheel's module is checked after each step too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -144,6 +145,7 @@ fn check_invariants(w: &HashedWheel<u32>) {
             let e = &w.entries[key as usize];
             assert_eq!(e.prev, prev, "entry {key}: its back link");
             out.push((key, e.tick));
+            assert!(out.len() <= w.entries.len(), "a list with a cycle");
             (prev, key) = (key, e.next);
         }
         assert_eq!(prev, tail, "the list's tail");
