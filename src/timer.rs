@@ -148,8 +148,8 @@ use crate::timeout::Timeout;
 ///   (BENCHMARKS.md): registering and cancelling a 30 s sleep is about
 ///   90–130 ns, of which a clock read when the sleep is made (as tokio's)
 ///   takes 20–40, depending on the machine, and the two uncontended shard
-///   locks about 15. Its
-///   first poll reads the clock only on a current-thread runtime, where
+///   locks about 15. Its first poll reads the clock only on a
+///   current-thread runtime, where
 ///   tokio's clock can be paused and a sleep first polled after an
 ///   `advance` past its deadline must complete at once, as tokio's does;
 ///   on a multi-thread runtime the shard's processed tick decides, as
