@@ -18,7 +18,8 @@
 //! cargo run --release --example compare -- --charts docs/charts    # where the SVGs go
 //! ```
 //!
-//! Options: `--quick`, `--only SECTION,...`, `--imps ID,...`,
+//! Options (`--help` lists them, with the sections and implementation ids;
+//! an unknown option is an error): `--quick`, `--only SECTION,...`, `--imps ID,...`,
 //! `--register-ops N` (also the in-task rows' ops per task), `--server-secs N`, `--server-conns N,...`,
 //! `--server-rate N` (messages/s), `--server-rounds N`, `--charts DIR`
 //! (default `target/charts`), `--no-charts`.
@@ -375,9 +376,54 @@ const SECTIONS: [(&str, Section); 17] = [
 
 // ===== main =====
 
+/// The options that take a value, and those that do not.
+const VALUE_FLAGS: [&str; 8] = [
+    "--only",
+    "--imps",
+    "--register-ops",
+    "--server-secs",
+    "--server-conns",
+    "--server-rate",
+    "--server-rounds",
+    "--charts",
+];
+const SWITCHES: [&str; 2] = ["--quick", "--no-charts"];
+
+fn usage() -> String {
+    format!(
+        "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
+         [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
+         [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}",
+        SECTIONS.map(|s| s.0).join(", "),
+        Imp::ALL.map(|i| i.id()).join(", ")
+    )
+}
+
+/// Every argument is a known option or an option's value: a mistyped one
+/// must not start a 20-minute full run.
+fn check_args(args: &[String]) {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", usage());
+        std::process::exit(0);
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let ok = if VALUE_FLAGS.contains(&a.as_str()) {
+            it.next().is_some_and(|v| !v.starts_with("--"))
+        } else {
+            SWITCHES.contains(&a.as_str())
+        };
+        if !ok {
+            eprintln!("compare: unknown option or missing value: {a}\n{}", usage());
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     w::child_main();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    check_args(&args);
     let quick = args.iter().any(|a| a == "--quick");
     let list = |flag: &str| -> Option<Vec<String>> {
         let i = args.iter().position(|a| a == flag)?;
@@ -385,6 +431,13 @@ fn main() {
     };
     let only = list("--only");
     if let Some(keep) = list("--imps") {
+        for k in &keep {
+            assert!(
+                Imp::from_id(k).is_some(),
+                "--imps {k}: no such implementation; implementations: {}",
+                Imp::ALL.map(|i| i.id()).join(", ")
+            );
+        }
         let skip = Imp::ALL
             .into_iter()
             .filter(|i| !keep.iter().any(|k| k == i.id()));
