@@ -249,3 +249,39 @@ fn a_start_that_panics_leaves_it_unstarted() {
         assert!(assert_ready!(t.poll()).is_err());
     });
 }
+
+/// Made by a wheel that is dropped at once (a temporary `Wheel`): until it
+/// starts, the timeout holds that wheel, as every timer does, and it still
+/// fires on time.
+#[tokio::test(start_paused = true)]
+async fn an_unstarted_lazy_timeout_keeps_its_wheel() {
+    let t = Wheel::new().lazy_timeout(ms(10), pending::<()>());
+    advance(ms(4)).await;
+    let start = Instant::now();
+    assert!(t.await.is_err());
+    assert_eq!(start.elapsed(), ms(10));
+}
+
+/// Made on the test's thread, started in a task on a worker of a
+/// multi-thread runtime, on a wheel with and without a capacity bound: it
+/// elapses, never before its limit from that start, and leaves no entry
+/// behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_on_one_thread_and_started_on_another() {
+    let wheel = Wheel::new();
+    for bound in [None, Some(1_000)] {
+        let wheel = match bound {
+            None => wheel.clone(),
+            Some(n) => Wheel::builder().max_pending(n).build().unwrap(),
+        };
+        let t = wheel.lazy_timeout(ms(5), pending::<()>());
+        let (elapsed, waited) = tokio::spawn(async move {
+            let start = Instant::now();
+            (t.await.is_err(), start.elapsed())
+        })
+        .await
+        .unwrap();
+        assert!(elapsed && waited >= ms(5), "{bound:?}: {waited:?}");
+        assert_eq!(wheel.metrics().num_entries(), 0);
+    }
+}
