@@ -31,7 +31,9 @@
 //! - The same names and meanings: [`Wheel::sleep`], [`Wheel::sleep_until`],
 //!   [`Wheel::timeout`], [`Wheel::timeout_at`], [`Sleep::reset`],
 //!   [`error::Elapsed`]; tests run on tokio's paused clock as they do with
-//!   tokio's timer.
+//!   tokio's timer. The free functions ([`sleep`], [`timeout`], ...) and the
+//!   re-exported [`Instant`], [`Duration`] and [`MissedTickBehavior`] make
+//!   `use hashwheel as time;` a stand-in for `use tokio::time;`.
 //! - Resolution is one tick (1 ms by default); a deadline rounds up to the
 //!   next tick, never down.
 //! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
@@ -43,13 +45,16 @@
 //!
 //! # Features
 //!
-//! Both off by default:
+//! All off by default:
 //!
 //! - `hyper`: `hashwheel::hyper::Timer`, a `hyper::rt::Timer` for hyper's
 //!   connection builders (`.timer(..)`): header-read and keep-alive timers
 //!   on the wheel, reset in place.
 //! - `tower`: `hashwheel::tower::{Timeout, TimeoutLayer}`, tower's timeout
 //!   middleware on the wheel.
+//! - `test-util`: `hashwheel::{advance, pause, resume}`, tokio's clock
+//!   controls (it enables tokio's `test-util`), so that a paused-clock test
+//!   suite written against `tokio::time` switches with its `use` line.
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,
@@ -94,11 +99,24 @@ pub use interval::Interval;
 pub use lazy_timeout::LazyTimeout;
 pub use metrics::Metrics;
 pub use sleep::Sleep;
+/// std's `Duration`, re-exported as `tokio::time` re-exports it.
+pub use std::time::Duration;
 pub use timeout::Timeout;
 pub use timer::Wheel;
+/// tokio's `Instant`, which every deadline here is: re-exported, with
+/// [`Duration`], so that a `use tokio::time::{sleep, Duration, Instant};`
+/// line, or `use tokio::time;` (as `use hashwheel as time;`), switches
+/// whole.
+pub use tokio::time::Instant;
 /// What an [`Interval`] does with ticks it missed: tokio's type, re-exported
 /// so that `use hashwheel::MissedTickBehavior` works as tokio's does.
 pub use tokio::time::MissedTickBehavior;
+/// tokio's test clock controls, re-exported behind the `test-util`
+/// feature (which enables tokio's): a paused-clock suite that calls
+/// `time::advance` keeps those calls when `time` becomes hashwheel.
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub use tokio::time::{advance, pause, resume};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
