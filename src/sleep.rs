@@ -101,6 +101,7 @@ enum State {
 
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
+    #[inline]
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
         let at = shard.core().clock.deadline_after(duration);
         Sleep::new(shard, at)
