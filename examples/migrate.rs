@@ -10,12 +10,9 @@
 //! `select!` loop; then it prints what the runtime's default wheel did and
 //! exits 0.
 
-use std::time::Duration;
-
-// Before: use tokio::time::{interval, sleep, timeout};
-use hashwheel::{interval, sleep, timeout};
+// Before: use tokio::time::{interval, sleep, timeout, Duration, Instant, MissedTickBehavior};
+use hashwheel::{interval, sleep, timeout, Duration, Instant, MissedTickBehavior};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, MissedTickBehavior};
 
 /// A backend that answers in 40 ms on the first two calls, then in 5 ms.
 async fn backend(call: u32) -> &'static str {
