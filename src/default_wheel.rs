@@ -42,11 +42,12 @@ use tokio::time::Instant;
 use crate::builder::Builder;
 use crate::clock::instant_after;
 use crate::delay::{Delay, TimeoutHandle};
-use crate::driver::ShardRef;
+use crate::driver::{Shard, ShardRef};
 use crate::error::{BuildError, BuildKind, Error};
 use crate::interval::Interval;
 use crate::lazy_timeout::LazyTimeout;
 use crate::sleep::Sleep;
+use crate::sync::Arc;
 use crate::timeout::Timeout;
 use crate::timer::Wheel;
 
@@ -80,6 +81,12 @@ struct Cached {
     /// one runtime for its whole life, so the same task finds the same
     /// runtime without asking tokio for a handle.
     task: Option<task::Id>,
+    /// The shard of `wheel` this thread uses ([`Wheel::thread_shard`]), so
+    /// that a hit claims on it without looking it up. Declared before
+    /// `wheel` so that it is dropped first: when the entry holds the last
+    /// handle, the driver that handle's drop wakes must find no count of
+    /// the cache's left on the shard.
+    shard: Arc<Shard>,
     wheel: Wheel,
 }
 
@@ -222,6 +229,7 @@ fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&Wheel) ->
     remember(Cached {
         runtime,
         task,
+        shard: wheel.thread_shard(),
         wheel,
     });
     r
@@ -275,15 +283,15 @@ fn claim(what: &str) -> ShardRef {
         let _ = CURRENT.try_with(|cell| {
             if let Ok(cached) = cell.try_borrow() {
                 if let Some(c) = cached.as_ref() {
-                    if c.task == task && !c.wheel.is_shutdown() {
-                        hit = Some(c.wheel.claim());
+                    if c.task == task && !c.shard.core.is_shutdown() {
+                        hit = Some(ShardRef::claim(&c.shard));
                     }
                 }
             }
         });
         match hit {
-            Some(Ok(shard)) => return shard,
-            Some(Err(e)) => at_capacity(what, e),
+            Some(Some(shard)) => return shard,
+            Some(None) => at_capacity(what, Error::at_capacity()),
             None => {}
         }
     }

@@ -9,7 +9,7 @@ use crate::delay::schedule;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::delay_queue::DelayQueue;
 use crate::driver::queue::QueueAlarm;
-use crate::driver::{ShardRef, Shards};
+use crate::driver::{Shard, ShardRef, Shards};
 use crate::error::Error;
 use crate::interval::Interval;
 use crate::lazy_timeout::LazyTimeout;
@@ -155,10 +155,13 @@ use crate::timeout::Timeout;
 ///   on a multi-thread runtime the shard's processed tick decides, as
 ///   tokio's driver's does.
 ///   The free functions find the runtime's default wheel through tokio's
-///   current task id and a thread-local cache: a few nanoseconds over a
-///   held `Wheel` for a task that calls again (4–6 ns for register +
-///   cancel in the last runs). A free `lazy_timeout` makes that lookup in
-///   its first pending poll, about 15 ns over the `Wheel` method's.
+///   current task id and a thread-local cache, which also keeps the
+///   thread's shard of that wheel: a few nanoseconds over a held `Wheel`
+///   for a task that calls again (4–6 ns for register + cancel in the last
+///   full runs). Counted with callgrind in a task on one worker, register +
+///   cancel is 715 instructions against a held `Wheel`'s 659, and a free
+///   `lazy_timeout` pending once, which makes that lookup in its first
+///   pending poll, 732 against the `Wheel` method's 714.
 /// - Timers register lazily, on their first poll: a timer dropped before it
 ///   is polled, or a [`timeout`](Wheel::timeout) whose future is ready at
 ///   once, never takes a lock.
@@ -300,6 +303,12 @@ impl Wheel {
             return Err(Error::at_capacity());
         }
         Ok(ShardRef::new(shards.current()))
+    }
+
+    /// The shard this thread uses: what [`claim`](Wheel::claim) would
+    /// claim on, for a cache of this thread's own.
+    pub(crate) fn thread_shard(&self) -> Arc<Shard> {
+        self.shards().current().clone()
     }
 
     #[track_caller]

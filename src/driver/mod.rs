@@ -638,6 +638,13 @@ impl ShardRef {
         ShardRef(Some(shard.clone()))
     }
 
+    /// A hold on `shard` for one more live timer; `None` when `max_pending`
+    /// are alive already.
+    #[inline]
+    pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
+        shard.core.acquire().then(|| ShardRef::new(shard))
+    }
+
     #[inline]
     pub(crate) fn get(&self) -> &Shard {
         self.0
