@@ -298,6 +298,9 @@ impl Wheel {
     /// The shard this thread uses, with a reservation if the wheel is bounded.
     #[inline]
     pub(crate) fn claim(&self) -> Result<ShardRef, Error> {
+        // Not `ShardRef::claim(shards.current())`: counting on the core
+        // the wheel holds before picking the shard is 4 instructions fewer
+        // per timer (callgrind), on the path every held wheel's timer takes.
         let shards = self.shards();
         if !shards.core.acquire() {
             return Err(Error::at_capacity());

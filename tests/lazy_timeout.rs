@@ -268,10 +268,9 @@ async fn an_unstarted_lazy_timeout_keeps_its_wheel() {
 /// behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn made_on_one_thread_and_started_on_another() {
-    let wheel = Wheel::new();
     for bound in [None, Some(1_000)] {
         let wheel = match bound {
-            None => wheel.clone(),
+            None => Wheel::new(),
             Some(n) => Wheel::builder().max_pending(n).build().unwrap(),
         };
         let t = wheel.lazy_timeout(ms(5), pending::<()>());
