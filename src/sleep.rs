@@ -6,10 +6,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
-use crate::driver::due_word::Chunk;
 use crate::driver::waker_id::WakerId;
 use crate::driver::{Registration, ShardRef};
-use crate::sync::Arc;
 
 /// A future that completes at a deadline, made by
 /// [`Wheel::sleep`](crate::Wheel::sleep) or
@@ -80,9 +78,9 @@ pub struct Sleep {
     /// The waker the entry holds, while `Registered`: a poll with that
     /// waker takes no lock.
     waker: WakerId,
-    /// The chunk of the entry's due word, once a reset moved it to a later
+    /// It shares its entry's due word, since a reset moved it to a later
     /// tick: later moves then take no lock.
-    word: Option<Arc<Chunk>>,
+    shared: bool,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
     /// tokio, whose `Sleep` makes its timer on the first poll or reset.
@@ -141,7 +139,7 @@ impl Sleep {
             deadline,
             key: 0,
             waker: WakerId::NONE,
-            word: None,
+            shared: false,
             touched: false,
             state: State::Unchecked,
         }
@@ -234,7 +232,7 @@ impl Sleep {
             State::Registered => {
                 if !self
                     .shard
-                    .reset_owned(self.key, old, deadline, &mut self.word)
+                    .reset_owned(self.key, old, deadline, &mut self.shared)
                 {
                     self.leave_entry(State::Unchecked);
                 }
@@ -243,11 +241,11 @@ impl Sleep {
         }
     }
 
-    /// The entry is gone (fired, or removed): so is its word's chunk, which
-    /// would otherwise stay allocated for this sleep.
+    /// The entry is gone (fired, or removed), and the word it shared with
+    /// it: the slot's next entry files its own.
     fn leave_entry(&mut self, state: State) {
         self.state = state;
-        self.word = None;
+        self.shared = false;
     }
 
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -270,7 +268,7 @@ impl Sleep {
                 Registration::Key(key) => {
                     self.key = key;
                     self.waker = WakerId::of(cx.waker());
-                    debug_assert!(self.word.is_none(), "a word is its entry's");
+                    debug_assert!(!self.shared, "a word is its entry's");
                     self.state = State::Registered;
                     Poll::Pending
                 }
@@ -329,10 +327,11 @@ mod tests {
     }
 
     /// Its shard, deadline, key and state, the id of the waker its entry
-    /// holds (9 bytes, packed) and the chunk of its shared due word.
+    /// holds (9 bytes, packed) and whether it shares its due word: a
+    /// pending timer's share of the memory row in `examples/compare`.
     #[test]
-    fn a_sleep_is_40_bytes() {
-        assert_eq!(std::mem::size_of::<Sleep>(), 40);
+    fn a_sleep_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Sleep>(), 32);
     }
 
     /// Polling a registered sleep with the waker its entry holds takes no
@@ -484,7 +483,7 @@ mod tests {
             locks + 1,
             "the first move later shares the word"
         );
-        assert!(pair.ours.word.is_some());
+        assert!(pair.ours.shared);
         for ms in [15, 20, 26] {
             pair.reset(at(ms));
             assert!(pair.poll().is_pending());
@@ -527,7 +526,7 @@ mod tests {
         assert!(pair.advance(7).await.is_ready());
         pair.reset(at(20));
         assert!(pair.poll().is_pending(), "registered again");
-        assert!(pair.ours.word.is_none(), "the old chunk is let go");
+        assert!(!pair.ours.shared, "the old word is let go");
         let locks = locks_taken();
         pair.reset(at(25));
         pair.reset(at(30));

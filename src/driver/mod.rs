@@ -14,8 +14,8 @@
 //!   sleep tells which side of the line it is on from its own due tick and
 //!   the shard's `elapsed`, which the driver publishes in an atomic after
 //!   advancing: a sleep polled after its tick completes without the lock.
-//! - A `Sleep` that has moved its deadline later once holds its word's
-//!   chunk and moves it later again without the lock; the line above holds
+//! - A `Sleep` that has moved its deadline later once shares its word and
+//!   moves it later again without the lock; the line above holds
 //!   with the word's tick, since a move and the driver's firing of the same
 //!   tick cannot both win (see `due_word`).
 //! - A `Sleep`'s entry's waker changes only under the lock, and only by its
@@ -60,7 +60,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::wheel::{HashedWheel, Place, NEVER};
-use due_word::{Chunk, Words};
+use due_word::Words;
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -197,6 +197,9 @@ pub(crate) struct Shard {
     /// The wheel's `elapsed` tick, published by the driver after it
     /// advances (under the lock); read without it by sleeps.
     elapsed: AtomicU64,
+    /// Each entry's due tick, by key: written under the lock, and by a
+    /// sleep that shares its word without it (see `due_word`).
+    words: Words,
     state: Mutex<ShardState>,
 }
 
@@ -207,8 +210,6 @@ struct ShardState {
     /// Sleeps' entries cancelled but still in the wheel, their wakers
     /// already dropped: removed together by [`ShardState::sweep`].
     swept: Vec<u32>,
-    /// Each entry's due tick, by key.
-    words: Words,
     shutdown: bool,
     fired: u64,
     cancelled: u64,
@@ -240,7 +241,6 @@ impl ShardState {
     fn give_back_if_empty(&mut self) {
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
             self.wheel.shrink_to_fit();
-            self.words.fit(self.wheel.capacity());
         }
     }
 
@@ -271,9 +271,9 @@ impl ShardState {
 pub(crate) enum Reset {
     /// The sleep has no entry any more: it registers again.
     Gone,
-    /// The entry waits for the new tick; with its word's chunk, if the
-    /// word was shared by this reset.
-    Moved(Option<Arc<Chunk>>),
+    /// The entry waits for the new tick (its word shared with the sleep
+    /// from then on, if the reset asked for it).
+    Moved,
 }
 
 /// How a registration went.
@@ -311,10 +311,10 @@ impl Shard {
         Shard {
             core,
             elapsed: AtomicU64::new(elapsed),
+            words: Words::default(),
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
                 swept: Vec::new(),
-                words: Words::default(),
                 shutdown: false,
                 fired: 0,
                 cancelled: 0,
@@ -343,7 +343,7 @@ impl Shard {
             .wheel
             .insert(tick, waker.clone())
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        s.words.file(key, tick, true);
+        self.words.file(key, tick, true);
         drop(s);
         self.core.wake_driver_for(tick);
         Registration::Key(key)
@@ -369,7 +369,7 @@ impl Shard {
             return Poll::Ready(());
         }
         debug_assert_eq!(
-            s.words.due(key),
+            self.words.due(key),
             Some(due),
             "a sleep polls with the deadline it last gave"
         );
@@ -391,8 +391,8 @@ impl Shard {
     ///
     /// A later deadline only writes the entry's due tick: the entry stays
     /// where it is, and the driver files it again when it meets it. With
-    /// `share` the word is shared with the sleep from then on, which gets
-    /// its chunk (see `due_word`).
+    /// `share` the word is shared with the sleep from then on, which then
+    /// moves it later without the lock (see `due_word`).
     pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64, share: bool) -> Reset {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
@@ -409,11 +409,11 @@ impl Shard {
             return Reset::Gone;
         }
         debug_assert_eq!(
-            s.words.due(key),
+            self.words.due(key),
             Some(old),
             "a sleep resets from the deadline it last gave"
         );
-        let chunk = s.words.move_to(key, tick, share);
+        self.words.move_to(key, tick, share);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -425,7 +425,7 @@ impl Shard {
         if moves {
             self.core.wake_driver_for(tick);
         }
-        Reset::Moved(chunk)
+        Reset::Moved
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
@@ -446,7 +446,7 @@ impl Shard {
         }
         s.cancelled += 1;
         debug_assert!(
-            s.words.driver_removes(key) && s.words.due(key) == Some(due),
+            self.words.driver_removes(key) && self.words.due(key) == Some(due),
             "a sleep cancels its own entry"
         );
         if s.wheel.is_unfiled(key) {
@@ -479,6 +479,7 @@ impl Shard {
         let mut dropped = None;
         let r = f(&mut ShardOps {
             state: &mut s,
+            words: &self.words,
             dropped: &mut dropped,
         });
         drop(s);
@@ -509,12 +510,15 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            if let Err(later) = s.words.claim(key, now) {
-                // Its deadline moved later: file it again, wake no one.
-                s.wheel.reschedule(key, later);
-                continue;
-            }
-            if s.words.driver_removes(key) {
+            let driver_removes = match self.words.claim(key, now) {
+                Ok(driver_removes) => driver_removes,
+                Err(later) => {
+                    // Its deadline moved later: file it again, wake no one.
+                    s.wheel.reschedule(key, later);
+                    continue;
+                }
+            };
+            if driver_removes {
                 out.push(s.wheel.remove(key));
             } else {
                 out.push(mem::replace(w, Waker::noop().clone()));
@@ -545,7 +549,7 @@ impl Shard {
         // not remove them, so they go here. (A sleep may move its word
         // meanwhile, but only from a tick after `elapsed` to a later one.)
         let mut theirs = Vec::new();
-        let words = &s.words;
+        let words = &self.words;
         s.wheel.drain_pending(|key, w| {
             out.push(mem::replace(w, Waker::noop().clone()));
             n += 1;
@@ -575,6 +579,7 @@ impl Shard {
 #[derive(Debug)]
 pub(crate) struct ShardOps<'a> {
     state: &'a mut ShardState,
+    words: &'a Words,
     dropped: &'a mut Option<Waker>,
 }
 
@@ -593,7 +598,7 @@ impl ShardOps<'_> {
             .wheel
             .insert(tick, waker)
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        self.state.words.file(key, tick, false);
+        self.words.file(key, tick, false);
         key
     }
 
