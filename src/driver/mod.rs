@@ -739,6 +739,64 @@ mod tests {
 
     use super::*;
 
+    /// An emptied shard gives its slab back but keeps its words, which a
+    /// sleep may reach without the lock at any time. The next burst files
+    /// its entries' words in them again; a word shared after that moves
+    /// later without the lock, and the driver fires its entry at the new
+    /// tick, not the old one.
+    #[test]
+    fn words_outlive_a_given_back_slab_and_serve_the_next_burst() {
+        let core = Arc::new(Core::new(
+            Instant::now(),
+            Duration::from_millis(1),
+            64,
+            None,
+        ));
+        let shard = Shard::new(core, 0);
+        let waker = Waker::noop();
+        let n = 2 * KEEP_CAPACITY + 7;
+        let burst = |first: u64| -> Vec<u32> {
+            (0..n)
+                .map(|i| match shard.register(first + i as u64, waker) {
+                    Registration::Key(k) => k,
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        for (i, k) in burst(1_000).into_iter().enumerate() {
+            shard.cancel(k, 1_000 + i as u64);
+        }
+        assert!(lock(&shard.state).wheel.capacity() <= KEEP_CAPACITY);
+
+        let keys = burst(20_000);
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(shard.words.due(k), Some(20_000 + i as u64));
+            assert!(shard.words.driver_removes(k));
+        }
+        let last = *keys.last().expect("a burst");
+        let due = 20_000 + n as u64 - 1;
+        assert!(matches!(
+            shard.reset(last, due, due + 5, 0, true),
+            Reset::Moved
+        ));
+        assert!(shard.words.move_later(last, due + 5, due + 9));
+
+        let mut out = Vec::new();
+        let e = shard.expire(due + 8, &mut out, usize::MAX);
+        assert_eq!(out.len(), n - 1, "all but the moved one");
+        assert_eq!(e.next, due + 9);
+        assert_eq!(shard.words.due(last), Some(due + 9));
+        out.clear();
+        shard.expire(due + 9, &mut out, usize::MAX);
+        assert_eq!(out.len(), 1);
+        assert_eq!(shard.words.due(last), None, "claimed by the driver");
+        assert!(
+            !shard.words.move_later(last, due + 9, due + 12),
+            "a stale move fails"
+        );
+        assert_eq!(lock(&shard.state).wheel.len(), 0);
+    }
+
     /// A shard emptied by cancels, the last of them left for a sweep, gives
     /// its slab back at the last cancel: no driver pass may ever come.
     #[test]
