@@ -25,7 +25,6 @@ use tokio::time::Instant;
 
 use crate::clock::Deadline;
 use crate::driver::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
-use crate::driver::Core;
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).
@@ -201,10 +200,6 @@ impl<T> DelayQueue<T> {
         crate::default_wheel::delay_queue("DelayQueue::with_capacity", capacity)
     }
 
-    fn core(&self) -> &Core {
-        self.alarm.core()
-    }
-
     /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
     /// 30 years from now, as with tokio's timer.
     ///
@@ -228,7 +223,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let at = self.core().clock.deadline_after(timeout);
+        let at = self.wheel.clock().deadline_after(timeout);
         self.insert_deadline(value, at)
     }
 
@@ -242,7 +237,7 @@ impl<T> DelayQueue<T> {
     /// When the queue already holds 2^32 - 3 values.
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let at = self.core().clock.deadline_of(when);
+        let at = self.wheel.clock().deadline_of(when);
         self.insert_deadline(value, at)
     }
 
@@ -367,7 +362,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let at = self.core().clock.deadline_after(timeout);
+        let at = self.wheel.clock().deadline_after(timeout);
         self.reset_to(key, at)
     }
 
@@ -387,7 +382,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let at = self.core().clock.deadline_of(when);
+        let at = self.wheel.clock().deadline_of(when);
         self.reset_to(key, at)
     }
 

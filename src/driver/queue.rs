@@ -73,6 +73,12 @@ impl<T> QueueWheel<T> {
         }
     }
 
+    /// The wheel's clock, the queue's own copy: a deadline is worked out
+    /// without a look through the shard.
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
     fn tick_of(&self, deadline: Deadline) -> u64 {
         self.clock.tick_of(deadline).max(self.start)
     }
