@@ -334,6 +334,26 @@ mod tests {
         assert_eq!(std::mem::size_of::<Sleep>(), 32);
     }
 
+    /// `{:?}` of a sleep, or of its wheel, stays short however many timers
+    /// the wheel holds: neither prints its shards' slabs or word tables
+    /// (an empty wheel printed 2.5 MB, a sleep on it 317 KB).
+    #[tokio::test]
+    async fn debug_output_stays_short_with_many_timers() {
+        let wheel = Wheel::new();
+        let (_, w) = waker();
+        let mut held: Vec<Sleep> = (0..10_000)
+            .map(|_| wheel.sleep(Duration::from_secs(30)))
+            .collect();
+        for sleep in &mut held {
+            assert!(poll(sleep, &w).is_pending());
+        }
+        let sleep = format!("{:?}", held[0]);
+        assert!(sleep.starts_with("Sleep {"), "{sleep}");
+        assert!(sleep.len() < 512, "{} bytes: {sleep}", sleep.len());
+        let wheel = format!("{wheel:?}");
+        assert!(wheel.len() < 16 * 1024, "{} bytes", wheel.len());
+    }
+
     /// Polling a registered sleep with the waker its entry holds takes no
     /// shard lock, nor does the poll that finds its tick processed; a new
     /// waker takes one, once. Each step is checked against tokio's `Sleep`

@@ -34,6 +34,7 @@
 //! - Ticks stay below [`SHARED`]: the wheel's tick is at least 1 ms, so its
 //!   last tick is below 2^63 / 10^6.
 
+use std::fmt;
 use std::sync::OnceLock;
 
 use crate::sync::{AtomicU64, Ordering};
@@ -85,9 +86,22 @@ type Page = Box<[OnceLock<Box<Chunk>>]>;
 /// chunks from `FIRST_PAGE * (2^p - 1)` on, so a table of a few pages
 /// reaches a few keys and 4 KiB more of words is made only when a key
 /// needs it.
-#[derive(Debug)]
 pub(crate) struct Words {
     pages: [OnceLock<Page>; PAGES],
+}
+
+/// The number of chunks made, not their words.
+impl fmt::Debug for Words {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let chunks = self
+            .pages
+            .iter()
+            .filter_map(OnceLock::get)
+            .flat_map(|page| page.iter())
+            .filter(|chunk| chunk.get().is_some())
+            .count();
+        f.debug_struct("Words").field("chunks", &chunks).finish()
+    }
 }
 
 impl Default for Words {

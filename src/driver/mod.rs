@@ -50,6 +50,7 @@ pub(crate) mod task;
 pub(crate) mod waker_id;
 
 use std::cell::Cell;
+use std::fmt;
 use std::mem;
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -190,7 +191,6 @@ pub(crate) fn thread_hint() -> usize {
 }
 
 /// One independently locked part of a wheel.
-#[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Shard {
     pub(crate) core: Arc<Core>,
@@ -303,6 +303,17 @@ pub(crate) struct ShardCounts {
     pub(crate) fired: u64,
     pub(crate) cancelled: u64,
     pub(crate) entries: usize,
+}
+
+/// Short: every `Sleep` and `Wheel` prints its shards, whose slab and word
+/// table hold millions of entries.
+impl fmt::Debug for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shard")
+            .field("elapsed", &self.elapsed.load(Ordering::Relaxed))
+            .field("words", &self.words)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shard {
