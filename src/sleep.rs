@@ -6,8 +6,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
+use crate::driver::due_word::Chunk;
 use crate::driver::waker_id::WakerId;
 use crate::driver::{Registration, ShardRef};
+use crate::sync::Arc;
 
 /// A future that completes at a deadline, made by
 /// [`Wheel::sleep`](crate::Wheel::sleep) or
@@ -78,9 +80,9 @@ pub struct Sleep {
     /// The waker the entry holds, while `Registered`: a poll with that
     /// waker takes no lock.
     waker: WakerId,
-    /// It shares its entry's due word, since a reset moved it to a later
+    /// The chunk of the entry's due word, once a reset moved it to a later
     /// tick: later moves then take no lock.
-    shared: bool,
+    word: Option<Arc<Chunk>>,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
     /// tokio, whose `Sleep` makes its timer on the first poll or reset.
@@ -139,7 +141,7 @@ impl Sleep {
             deadline,
             key: 0,
             waker: WakerId::NONE,
-            shared: false,
+            word: None,
             touched: false,
             state: State::Unchecked,
         }
@@ -232,7 +234,7 @@ impl Sleep {
             State::Registered => {
                 if !self
                     .shard
-                    .reset_owned(self.key, old, deadline, &mut self.shared)
+                    .reset_owned(self.key, old, deadline, &mut self.word)
                 {
                     self.leave_entry(State::Unchecked);
                 }
@@ -241,11 +243,11 @@ impl Sleep {
         }
     }
 
-    /// The entry is gone (fired, or removed), and the word it shared with
-    /// it: the slot's next entry files its own.
+    /// The entry is gone (fired, or removed): so is its word's chunk, which
+    /// would otherwise stay allocated for this sleep.
     fn leave_entry(&mut self, state: State) {
         self.state = state;
-        self.shared = false;
+        self.word = None;
     }
 
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -268,7 +270,7 @@ impl Sleep {
                 Registration::Key(key) => {
                     self.key = key;
                     self.waker = WakerId::of(cx.waker());
-                    debug_assert!(!self.shared, "a word is its entry's");
+                    debug_assert!(self.word.is_none(), "a word is its entry's");
                     self.state = State::Registered;
                     Poll::Pending
                 }
@@ -327,11 +329,10 @@ mod tests {
     }
 
     /// Its shard, deadline, key and state, the id of the waker its entry
-    /// holds (9 bytes, packed) and whether it shares its due word: a
-    /// pending timer's share of the memory row in `examples/compare`.
+    /// holds (9 bytes, packed) and the chunk of its shared due word.
     #[test]
-    fn a_sleep_is_32_bytes() {
-        assert_eq!(std::mem::size_of::<Sleep>(), 32);
+    fn a_sleep_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Sleep>(), 40);
     }
 
     /// `{:?}` of a sleep, or of its wheel, stays short however many timers
@@ -503,7 +504,7 @@ mod tests {
             locks + 1,
             "the first move later shares the word"
         );
-        assert!(pair.ours.shared);
+        assert!(pair.ours.word.is_some());
         for ms in [15, 20, 26] {
             pair.reset(at(ms));
             assert!(pair.poll().is_pending());
@@ -546,7 +547,7 @@ mod tests {
         assert!(pair.advance(7).await.is_ready());
         pair.reset(at(20));
         assert!(pair.poll().is_pending(), "registered again");
-        assert!(!pair.ours.shared, "the old word is let go");
+        assert!(pair.ours.word.is_none(), "the old chunk is let go");
         let locks = locks_taken();
         pair.reset(at(25));
         pair.reset(at(30));

@@ -56,7 +56,7 @@ use crate::timeout::Timeout;
 ///   plus a look at the entries of each bucket the driver visits. An entry
 ///   is 32 bytes (the tick it is filed at, two links and the waker), its
 ///   due tick a word of 8 more in the shard's word table (below), and a
-///   `Sleep` 32: 72 bytes per pending sleep.
+///   `Sleep` 40: 80 bytes per pending sleep.
 /// - The wheel is split into shards, each with its own lock; a thread makes
 ///   its timers in its own shard, so threads do not contend. Registering
 ///   and cancelling cost one uncontended lock each. The lock is a spin lock
@@ -88,25 +88,21 @@ use crate::timeout::Timeout;
 /// - A deadline moved later only records the new tick; the driver files
 ///   the entry again when it meets it, and wakes no one at the old
 ///   deadline. Each entry's due tick is an atomic word in its shard's word
-///   table, one word per slab slot in chunks of 512 (a 4 KiB page), which
-///   are made under the lock and read without it, through pages of chunk
-///   slots that double in size (no chunk is dropped before its shard, so
-///   the table keeps 8 bytes per slot of the slab's peak). The
+///   table, one word per slab slot in chunks of 512 (a 4 KiB page). The
 ///   first move later takes the lock once and shares the word: the sleep
-///   notes that it does (one flag). Every later move is one
-///   compare-and-swap on that word, found through the sleep's shard, with
-///   no lock; the driver fires a shared
+///   keeps its chunk (an `Arc` clone). Every later move is one
+///   compare-and-swap on that word, with no lock; the driver fires a shared
 ///   word's entry with a compare-and-swap of its own, so a move and a
 ///   firing of the same tick cannot both win (the loser learns it and
 ///   registers again, or files the entry at the new tick). An idle timer
-///   reset on every message pays the lock once, and allocates nothing.
-///   The word replaces the due tick the entry kept. Until the table could
-///   be read without the lock the sleep held its chunk's `Arc`, 8 bytes
-///   more in every `Sleep` (40 bytes, now 32: RSS per pending sleep at 1M
-///   went from 80.4 to 72.4 bytes); the lookup through the pages costs
-///   about 20 instructions where the held chunk cost none (callgrind, in a
-///   task on one worker: register + cancel 659 → 674 per timer, a reset
-///   1 ms later and a poll 297 → 323). Measured in a task on one
+///   reset on every message pays the lock once, and allocates nothing. It
+///   costs the `Sleep` 8 bytes (the chunk it may hold; the word itself
+///   replaces the due tick the entry kept). A table of chunks that sleeps
+///   reach through their shard saves those 8 bytes (built in `05d2d44`:
+///   72.4 instead of 80.4 bytes per pending sleep at 1M), but with no
+///   count of its readers none of its chunks can be freed before its
+///   shard; after a burst `tests/stress.rs` then found up to 23 MiB still
+///   resident (bound 16) in 2 of 19 runs. Reverted. Measured in a task on one
 ///   worker, a reset 1 ms later and a poll went from 24–35 to 22–27 ns
 ///   (three alternating runs of `compare --only task_reset,reset`), and the
 ///   same on a plain thread from 24–25 to 21–24 ns (tokio 49–50);

@@ -25,8 +25,8 @@
 //!   keeps the [`WakerId`] of the waker it last stored. A reset to a
 //!   deadline in the entry's own tick changes nothing in the shard and
 //!   takes no lock either. A reset to a later tick takes the lock once, to
-//!   share the entry's due word with the sleep, which remembers that it
-//!   does; its later moves after that write the word without the lock
+//!   share the entry's due word with the sleep, which keeps the word's
+//!   [`Chunk`]; its later moves after that write the word without the lock
 //!   (see `due_word`).
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
@@ -34,9 +34,11 @@
 
 use std::task::{Poll, Waker};
 
+use super::due_word::Chunk;
 use super::waker_id::WakerId;
 use super::{Registration, Reset, ShardOps, ShardRef};
 use crate::clock::Deadline;
+use crate::sync::Arc;
 
 /// How filing a shared entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,14 +108,14 @@ impl ShardRef {
 
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
-    /// registers again on its next poll. `shared` says whether the sleep
-    /// shares the entry's due word; a move later makes it so.
+    /// registers again on its next poll. `word` is the chunk of the entry's
+    /// due word, once the sleep shares it.
     pub(crate) fn reset_owned(
         &self,
         key: u32,
         old: Deadline,
         new: Deadline,
-        shared: &mut bool,
+        word: &mut Option<Arc<Chunk>>,
     ) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
@@ -130,13 +132,13 @@ impl ShardRef {
             }
             // Later: the word, if the entry has one, is all that changes
             // (no lock), unless the driver claims the entry first.
-            if *shared {
-                return self.get().words.move_later(key, old, tick);
+            if let Some(chunk) = word {
+                return chunk.move_later(key, old, tick);
             }
             return match self.get().reset(key, old, tick, 0, true) {
                 Reset::Gone => false,
-                Reset::Moved => {
-                    *shared = true;
+                Reset::Moved(chunk) => {
+                    *word = chunk;
                     true
                 }
             };
@@ -150,7 +152,10 @@ impl ShardRef {
         } else {
             clock.now_tick()
         };
-        matches!(self.get().reset(key, old, tick, now, false), Reset::Moved)
+        matches!(
+            self.get().reset(key, old, tick, now, false),
+            Reset::Moved(_)
+        )
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver

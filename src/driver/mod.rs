@@ -14,8 +14,8 @@
 //!   sleep tells which side of the line it is on from its own due tick and
 //!   the shard's `elapsed`, which the driver publishes in an atomic after
 //!   advancing: a sleep polled after its tick completes without the lock.
-//! - A `Sleep` that has moved its deadline later once shares its word and
-//!   moves it later again without the lock; the line above holds
+//! - A `Sleep` that has moved its deadline later once holds its word's
+//!   chunk and moves it later again without the lock; the line above holds
 //!   with the word's tick, since a move and the driver's firing of the same
 //!   tick cannot both win (see `due_word`).
 //! - A `Sleep`'s entry's waker changes only under the lock, and only by its
@@ -61,7 +61,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::wheel::{HashedWheel, Place, NEVER};
-use due_word::Words;
+use due_word::{Chunk, Words};
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -197,9 +197,6 @@ pub(crate) struct Shard {
     /// The wheel's `elapsed` tick, published by the driver after it
     /// advances (under the lock); read without it by sleeps.
     elapsed: AtomicU64,
-    /// Each entry's due tick, by key: written under the lock, and by a
-    /// sleep that shares its word without it (see `due_word`).
-    words: Words,
     state: Mutex<ShardState>,
 }
 
@@ -210,6 +207,8 @@ struct ShardState {
     /// Sleeps' entries cancelled but still in the wheel, their wakers
     /// already dropped: removed together by [`ShardState::sweep`].
     swept: Vec<u32>,
+    /// Each entry's due tick, by key.
+    words: Words,
     shutdown: bool,
     fired: u64,
     cancelled: u64,
@@ -241,6 +240,7 @@ impl ShardState {
     fn give_back_if_empty(&mut self) {
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
             self.wheel.shrink_to_fit();
+            self.words.fit(self.wheel.capacity());
         }
     }
 
@@ -271,9 +271,9 @@ impl ShardState {
 pub(crate) enum Reset {
     /// The sleep has no entry any more: it registers again.
     Gone,
-    /// The entry waits for the new tick (its word shared with the sleep
-    /// from then on, if the reset asked for it).
-    Moved,
+    /// The entry waits for the new tick; with its word's chunk, if the
+    /// word was shared by this reset.
+    Moved(Option<Arc<Chunk>>),
 }
 
 /// How a registration went.
@@ -311,7 +311,6 @@ impl fmt::Debug for Shard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shard")
             .field("elapsed", &self.elapsed.load(Ordering::Relaxed))
-            .field("words", &self.words)
             .finish_non_exhaustive()
     }
 }
@@ -322,10 +321,10 @@ impl Shard {
         Shard {
             core,
             elapsed: AtomicU64::new(elapsed),
-            words: Words::default(),
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
                 swept: Vec::new(),
+                words: Words::default(),
                 shutdown: false,
                 fired: 0,
                 cancelled: 0,
@@ -354,7 +353,7 @@ impl Shard {
             .wheel
             .insert(tick, waker.clone())
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        self.words.file(key, tick, true);
+        s.words.file(key, tick, true);
         drop(s);
         self.core.wake_driver_for(tick);
         Registration::Key(key)
@@ -380,7 +379,7 @@ impl Shard {
             return Poll::Ready(());
         }
         debug_assert_eq!(
-            self.words.due(key),
+            s.words.due(key),
             Some(due),
             "a sleep polls with the deadline it last gave"
         );
@@ -402,8 +401,8 @@ impl Shard {
     ///
     /// A later deadline only writes the entry's due tick: the entry stays
     /// where it is, and the driver files it again when it meets it. With
-    /// `share` the word is shared with the sleep from then on, which then
-    /// moves it later without the lock (see `due_word`).
+    /// `share` the word is shared with the sleep from then on, which gets
+    /// its chunk (see `due_word`).
     pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64, share: bool) -> Reset {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
@@ -420,11 +419,11 @@ impl Shard {
             return Reset::Gone;
         }
         debug_assert_eq!(
-            self.words.due(key),
+            s.words.due(key),
             Some(old),
             "a sleep resets from the deadline it last gave"
         );
-        self.words.move_to(key, tick, share);
+        let chunk = s.words.move_to(key, tick, share);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -436,7 +435,7 @@ impl Shard {
         if moves {
             self.core.wake_driver_for(tick);
         }
-        Reset::Moved
+        Reset::Moved(chunk)
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
@@ -457,7 +456,7 @@ impl Shard {
         }
         s.cancelled += 1;
         debug_assert!(
-            self.words.driver_removes(key) && self.words.due(key) == Some(due),
+            s.words.driver_removes(key) && s.words.due(key) == Some(due),
             "a sleep cancels its own entry"
         );
         if s.wheel.is_unfiled(key) {
@@ -490,7 +489,6 @@ impl Shard {
         let mut dropped = None;
         let r = f(&mut ShardOps {
             state: &mut s,
-            words: &self.words,
             dropped: &mut dropped,
         });
         drop(s);
@@ -521,15 +519,12 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            let driver_removes = match self.words.claim(key, now) {
-                Ok(driver_removes) => driver_removes,
-                Err(later) => {
-                    // Its deadline moved later: file it again, wake no one.
-                    s.wheel.reschedule(key, later);
-                    continue;
-                }
-            };
-            if driver_removes {
+            if let Err(later) = s.words.claim(key, now) {
+                // Its deadline moved later: file it again, wake no one.
+                s.wheel.reschedule(key, later);
+                continue;
+            }
+            if s.words.driver_removes(key) {
                 out.push(s.wheel.remove(key));
             } else {
                 out.push(mem::replace(w, Waker::noop().clone()));
@@ -560,7 +555,7 @@ impl Shard {
         // not remove them, so they go here. (A sleep may move its word
         // meanwhile, but only from a tick after `elapsed` to a later one.)
         let mut theirs = Vec::new();
-        let words = &self.words;
+        let words = &s.words;
         s.wheel.drain_pending(|key, w| {
             out.push(mem::replace(w, Waker::noop().clone()));
             n += 1;
@@ -590,7 +585,6 @@ impl Shard {
 #[derive(Debug)]
 pub(crate) struct ShardOps<'a> {
     state: &'a mut ShardState,
-    words: &'a Words,
     dropped: &'a mut Option<Waker>,
 }
 
@@ -609,7 +603,7 @@ impl ShardOps<'_> {
             .wheel
             .insert(tick, waker)
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        self.words.file(key, tick, false);
+        self.state.words.file(key, tick, false);
         key
     }
 
@@ -749,64 +743,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-
-    /// An emptied shard gives its slab back but keeps its words, which a
-    /// sleep may reach without the lock at any time. The next burst files
-    /// its entries' words in them again; a word shared after that moves
-    /// later without the lock, and the driver fires its entry at the new
-    /// tick, not the old one.
-    #[test]
-    fn words_outlive_a_given_back_slab_and_serve_the_next_burst() {
-        let core = Arc::new(Core::new(
-            Instant::now(),
-            Duration::from_millis(1),
-            64,
-            None,
-        ));
-        let shard = Shard::new(core, 0);
-        let waker = Waker::noop();
-        let n = 2 * KEEP_CAPACITY + 7;
-        let burst = |first: u64| -> Vec<u32> {
-            (0..n)
-                .map(|i| match shard.register(first + i as u64, waker) {
-                    Registration::Key(k) => k,
-                    other => panic!("{other:?}"),
-                })
-                .collect()
-        };
-        for (i, k) in burst(1_000).into_iter().enumerate() {
-            shard.cancel(k, 1_000 + i as u64);
-        }
-        assert!(lock(&shard.state).wheel.capacity() <= KEEP_CAPACITY);
-
-        let keys = burst(20_000);
-        for (i, &k) in keys.iter().enumerate() {
-            assert_eq!(shard.words.due(k), Some(20_000 + i as u64));
-            assert!(shard.words.driver_removes(k));
-        }
-        let last = *keys.last().expect("a burst");
-        let due = 20_000 + n as u64 - 1;
-        assert!(matches!(
-            shard.reset(last, due, due + 5, 0, true),
-            Reset::Moved
-        ));
-        assert!(shard.words.move_later(last, due + 5, due + 9));
-
-        let mut out = Vec::new();
-        let e = shard.expire(due + 8, &mut out, usize::MAX);
-        assert_eq!(out.len(), n - 1, "all but the moved one");
-        assert_eq!(e.next, due + 9);
-        assert_eq!(shard.words.due(last), Some(due + 9));
-        out.clear();
-        shard.expire(due + 9, &mut out, usize::MAX);
-        assert_eq!(out.len(), 1);
-        assert_eq!(shard.words.due(last), None, "claimed by the driver");
-        assert!(
-            !shard.words.move_later(last, due + 9, due + 12),
-            "a stale move fails"
-        );
-        assert_eq!(lock(&shard.state).wheel.len(), 0);
-    }
 
     /// A shard emptied by cancels, the last of them left for a sweep, gives
     /// its slab back at the last cancel: no driver pass may ever come.
