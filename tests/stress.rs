@@ -25,10 +25,9 @@ const CHILD: &str = "HASHWHEEL_STRESS_CHILD";
 /// sits at the arena's top. The RSS check then read about 0, 16 or 31 MiB
 /// kept from run to run of the same code, whatever hashwheel gave back
 /// (13 runs of `c5fb9a5` and later, three of them over the bound); with
-/// the threshold pinned, eight runs kept under 1 MiB (five of them of a
-/// build that frees its words with its slab, under 150 KiB). The check is
-/// on what the wheel returns to the allocator, not on the allocator's
-/// policy.
+/// the threshold pinned, five runs of this code kept under 150 KiB. The
+/// check is on what the wheel returns to the allocator, not on the
+/// allocator's policy.
 #[test]
 fn stress_mixed_operations_then_a_million_timer_burst() {
     if std::env::var_os(CHILD).is_none() {
