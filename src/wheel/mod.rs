@@ -183,6 +183,12 @@ impl<T> HashedWheel<T> {
         self.entries.len()
     }
 
+    /// What the slab stores per entry carrying a `T`, vacant or not.
+    #[cfg(test)]
+    pub(crate) const fn slot_bytes() -> usize {
+        std::mem::size_of::<Option<Entry<T>>>()
+    }
+
     pub(crate) fn capacity(&self) -> usize {
         self.entries.capacity()
     }
