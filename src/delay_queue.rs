@@ -644,4 +644,32 @@ mod tests {
         assert_eq!(HashedWheel::<Slot<u64>>::slot_bytes(), 32);
         assert_eq!(HashedWheel::<Slot<String>>::slot_bytes(), 48);
     }
+
+    /// The generation wraps from its largest value to one, never zero,
+    /// and a key from before the wrap still reaches its own value only.
+    #[test]
+    fn generations_wrap_past_zero() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let wheel = crate::Wheel::new();
+            let mut q = wheel.delay_queue();
+            q.generation = NonZeroU32::MAX;
+            let last = q.insert("last", Duration::from_secs(1));
+            let first = q.insert("first", Duration::from_secs(2));
+            assert_eq!(last.generation, NonZeroU32::MAX);
+            assert_eq!(first.generation, NonZeroU32::MIN);
+            assert_eq!(q.remove(&last).into_inner(), "last");
+            assert!(q.try_remove(&last).is_none());
+            // The freed slot goes to the next value, under a new generation.
+            let again = q.insert("again", Duration::from_secs(3));
+            assert_eq!(again.index, last.index);
+            assert!(q.try_deadline(&last).is_none());
+            assert_eq!(q.remove(&first).into_inner(), "first");
+            assert_eq!(q.remove(&again).into_inner(), "again");
+        });
+    }
 }
