@@ -298,6 +298,16 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> Option<
     (fires(lo) && !fires(hi)).then_some(lo)
 }
 
+/// A current-thread runtime on tokio's paused clock (unit tests).
+#[cfg(test)]
+pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,20 +386,11 @@ mod tests {
         assert_eq!(c.tick_of(at(last as i64 * 1_000_000)), last);
     }
 
-    /// A current-thread runtime on tokio's paused clock.
-    fn paused() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap()
-    }
-
     /// The nanosecond sum in `deadline_after` is the `Instant` sum it
     /// stands for, on both sides of the origin and up to the horizon.
     #[test]
     fn a_deadline_after_is_now_plus_the_duration() {
-        paused().block_on(async {
+        paused_runtime().block_on(async {
             let now = Instant::now();
             let secs = |s: u64| Duration::from_secs(s);
             for origin in [now - secs(3600), now, now + secs(7)] {
@@ -428,7 +429,7 @@ mod tests {
 
     #[test]
     fn the_boundary_found_is_a_tick_of_tokio() {
-        paused().block_on(async {
+        paused_runtime().block_on(async {
             let start = Instant::now();
             // Move the clock off tokio's millisecond grid and let tokio's
             // driver process: its last tick is then the 2 ms boundary.

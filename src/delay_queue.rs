@@ -652,12 +652,7 @@ mod tests {
     /// and a key from before the wrap still reaches its own value only.
     #[test]
     fn generations_wrap_past_zero() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        crate::clock::paused_runtime().block_on(async {
             let wheel = crate::Wheel::new();
             let mut q = wheel.delay_queue();
             q.generation = NonZeroU32::MAX;

@@ -335,12 +335,7 @@ mod tests {
     /// day away).
     #[test]
     fn a_stopped_driver_frees_its_shards() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        crate::clock::paused_runtime().block_on(async {
             let shards = shards();
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
