@@ -7,8 +7,9 @@ use tokio::time::Instant;
 
 use crate::clock::Deadline;
 use crate::driver::due_word::Chunk;
+use crate::driver::shard::Registration;
 use crate::driver::waker_id::WakerId;
-use crate::driver::{Registration, ShardRef};
+use crate::driver::ShardRef;
 use crate::sync::Arc;
 
 /// A future that completes at a deadline, made by

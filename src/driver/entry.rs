@@ -35,8 +35,9 @@
 use std::task::{Poll, Waker};
 
 use super::due_word::Chunk;
+use super::shard::{Registration, Reset, ShardOps};
 use super::waker_id::WakerId;
-use super::{Registration, Reset, ShardOps, ShardRef};
+use super::ShardRef;
 use crate::clock::Deadline;
 use crate::sync::Arc;
 

@@ -29,7 +29,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::queue::{Due, QueueAlarm, Ring};
-use super::{wake_all, Core, Shard, ShardRef, Shards};
+use super::shard::Shard;
+use super::{wake_all, Core, ShardRef, Shards};
 use crate::clock::Deadline;
 use crate::delay::Delay;
 use crate::sleep::Sleep;

@@ -24,7 +24,8 @@ use std::task::Waker;
 
 use tokio::time::Instant;
 
-use super::{Core, Registration, Reset, ShardRef};
+use super::shard::{Registration, Reset};
+use super::{Core, ShardRef};
 use crate::clock::Clock;
 use crate::clock::Deadline;
 use crate::wheel::{HashedWheel, NEVER};

@@ -344,7 +344,7 @@ mod tests {
             let waker = futures_util::task::noop_waker();
             assert!(matches!(
                 timer.get().register(day, &waker),
-                crate::driver::Registration::Key(_)
+                crate::driver::shard::Registration::Key(_)
             ));
             // The driver arms its tokio sleep for the entry's tick.
             tokio::task::yield_now().await;

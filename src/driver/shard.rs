@@ -1,0 +1,526 @@
+//! One shard of a wheel: a hashed wheel of wakers behind its own lock, with
+//! each entry's due tick in a word table beside it, and the protocol by
+//! which timers and the driver share its entries.
+//!
+//! # Invariants
+//!
+//! - A timer future owns at most one entry, in the shard it was created on.
+//!   An entry carries the waker to wake; its due tick is in its word, in
+//!   the shard's [`Words`] (see `due_word`).
+//! - A `Sleep`'s entry (made by [`Shard::register`]) belongs to the sleep
+//!   while its due tick is after the shard's `elapsed` tick, and to the
+//!   driver from then on: the driver removes it when it pops it, under the
+//!   lock it holds anyway, and the sleep never touches that key again. The
+//!   sleep tells which side of the line it is on from its own due tick and
+//!   the shard's `elapsed`, which the driver publishes in an atomic after
+//!   advancing: a sleep polled after its tick completes without the lock.
+//! - A `Sleep` that has moved its deadline later once holds its word's
+//!   chunk and moves it later again without the lock; the line above holds
+//!   with the word's tick, since a move and the driver's firing of the same
+//!   tick cannot both win (see `due_word`).
+//! - A `Sleep`'s entry's waker changes only under the lock, and only by its
+//!   sleep (a poll with another waker, a cancel), by the driver once the
+//!   shard's published `elapsed` has reached the entry's due tick, or by a
+//!   shutdown once `Core::shutdown` is raised. So a sleep that knows which
+//!   waker its entry holds (`waker_id`), and sees neither, can answer a
+//!   poll with that waker `Pending` without the lock.
+//! - A `Delay`'s entry (made through [`ShardOps::insert`]) is removed by
+//!   its owner only (or a `TimeoutHandle`, under the same lock, through the
+//!   `Delay`'s state word). The driver takes its waker (leaving a no-op
+//!   waker) when it pops it; the entry stays in the slab, expired, until its
+//!   owner polls or drops.
+//! - A cancelled sleep's entry that the wheel has not filed yet (see
+//!   `crate::wheel`) is removed at once. Any other may stay in the wheel,
+//!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
+//!   removes them all before the driver advances or drains it, so the
+//!   driver never meets one, and as soon as they are all it holds, so an
+//!   emptied shard gives its slab back; the shard's counts leave them out.
+//!   Their slots are not handed out again before that sweep.
+//! - Wakers are never woken or dropped while a shard lock is held, but for
+//!   the no-op waker that stands in for a taken one (a sweep drops those).
+
+use std::fmt;
+use std::mem;
+use std::task::{Poll, Waker};
+
+use super::due_word::{Chunk, Words};
+use super::Core;
+use crate::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
+use crate::wheel::{HashedWheel, Place, NEVER};
+
+/// One independently locked part of a wheel.
+#[repr(align(128))]
+pub(crate) struct Shard {
+    pub(crate) core: Arc<Core>,
+    /// The wheel's `elapsed` tick, published by the driver after it
+    /// advances (under the lock); read without it by sleeps.
+    elapsed: AtomicU64,
+    state: Mutex<ShardState>,
+}
+
+#[derive(Debug)]
+struct ShardState {
+    /// Each entry holds the waker to wake.
+    wheel: HashedWheel<Waker>,
+    /// Sleeps' entries cancelled but still in the wheel, their wakers
+    /// already dropped: removed together by [`ShardState::sweep`].
+    swept: Vec<u32>,
+    /// Each entry's due tick, by key.
+    words: Words,
+    shutdown: bool,
+    fired: u64,
+    cancelled: u64,
+}
+
+/// Cancelled sleeps' entries a shard collects before it removes them in one
+/// sweep. At millions of timers each removal writes two list neighbours
+/// that are random in memory; one at a time, every cancel waits for those
+/// misses at its lock release, while a sweep lets them overlap.
+const SWEEP_AT: usize = 32;
+
+/// Slab capacity an empty shard may keep; beyond it, the slab is given
+/// back when the shard empties, so a burst of timers does not hold its
+/// memory for the life of the wheel.
+const KEEP_CAPACITY: usize = 4096;
+
+impl ShardState {
+    /// Removes the entry `key` and returns its waker, to be dropped or woken
+    /// after the lock. Amortised O(1): a shrink costs no more than the
+    /// inserts that grew the slab since the last one.
+    fn remove(&mut self, key: u32) -> Waker {
+        let waker = self.wheel.remove(key);
+        self.give_back_if_empty();
+        waker
+    }
+
+    /// Gives a big slab's memory back once the shard holds nothing (see
+    /// [`KEEP_CAPACITY`]).
+    fn give_back_if_empty(&mut self) {
+        if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
+            self.wheel.shrink_to_fit();
+            self.words.fit(self.wheel.capacity());
+        }
+    }
+
+    /// Removes every cancelled entry still in the wheel. Runs before the
+    /// wheel is advanced or drained, so that the driver never meets one.
+    fn sweep(&mut self) {
+        if self.swept.is_empty() {
+            return;
+        }
+        let mut keys = mem::take(&mut self.swept);
+        for key in keys.drain(..) {
+            // A no-op waker: the sleep's own was dropped when it cancelled.
+            drop(self.wheel.remove(key));
+        }
+        self.swept = keys;
+        self.give_back_if_empty();
+    }
+
+    /// Entries not yet expired, the cancelled ones awaiting a sweep left
+    /// out.
+    fn pending(&self) -> usize {
+        self.wheel.pending() - self.swept.len()
+    }
+}
+
+/// How a reset went.
+#[derive(Debug)]
+pub(crate) enum Reset {
+    /// The sleep has no entry any more: it registers again.
+    Gone,
+    /// The entry waits for the new tick; with its word's chunk, if the
+    /// word was shared by this reset.
+    Moved(Option<Arc<Chunk>>),
+}
+
+/// How a registration went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Registration {
+    /// The timer has an entry under this key.
+    Key(u32),
+    /// The tick has already been processed: the deadline has passed.
+    Elapsed,
+    /// The wheel has shut down.
+    Shutdown,
+}
+
+/// What the driver found in one shard.
+#[derive(Debug)]
+pub(crate) struct Expired {
+    /// More entries are due: call again.
+    pub(crate) more: bool,
+    /// The earliest tick at which the shard can have work.
+    pub(crate) next: u64,
+}
+
+/// A shard's counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ShardCounts {
+    pub(crate) pending: usize,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) entries: usize,
+}
+
+/// Short: every `Sleep` and `Wheel` prints its shards, whose slab and word
+/// table hold millions of entries.
+impl fmt::Debug for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shard")
+            .field("elapsed", &self.elapsed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shard {
+    pub(crate) fn new(core: Arc<Core>, elapsed: u64) -> Shard {
+        let slots = core.slots;
+        Shard {
+            core,
+            elapsed: AtomicU64::new(elapsed),
+            state: Mutex::new(ShardState {
+                wheel: HashedWheel::new(slots, elapsed),
+                swept: Vec::new(),
+                words: Words::default(),
+                shutdown: false,
+                fired: 0,
+                cancelled: 0,
+            }),
+        }
+    }
+
+    /// Whether the tick `due` has been processed: a sleep's entry due then
+    /// belongs to the driver (see the module docs). No lock.
+    #[inline]
+    pub(crate) fn has_passed(&self, due: u64) -> bool {
+        due <= self.elapsed.load(Ordering::Acquire)
+    }
+
+    /// Gives a sleep an entry that expires at `tick` and wakes `waker`; the
+    /// driver removes it when it expires.
+    pub(crate) fn register(&self, tick: u64, waker: &Waker) -> Registration {
+        let mut s = lock(&self.state);
+        if s.shutdown {
+            return Registration::Shutdown;
+        }
+        if tick <= s.wheel.elapsed() {
+            return Registration::Elapsed;
+        }
+        let key = s
+            .wheel
+            .insert(tick, waker.clone())
+            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
+        s.words.file(key, tick, true);
+        drop(s);
+        self.core.wake_driver_for(tick);
+        Registration::Key(key)
+    }
+
+    /// Polls a sleep's entry `key`, due at `due`.
+    ///
+    /// `Ready` means its tick has been processed (the driver removes the
+    /// entry, if it has not already) or the wheel shut down (the entry is
+    /// removed here). Otherwise the entry keeps `waker`.
+    pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        if due <= s.wheel.elapsed() {
+            // The driver's entry, gone or about to go, even after a
+            // shutdown (which removes the ones it had not popped).
+            return Poll::Ready(());
+        }
+        if s.shutdown {
+            let old = s.remove(key);
+            drop(guard);
+            drop(old);
+            return Poll::Ready(());
+        }
+        debug_assert_eq!(
+            s.words.due(key),
+            Some(due),
+            "a sleep polls with the deadline it last gave"
+        );
+        let old = swap_waker(s.wheel.get_mut(key).expect("timer entry"), waker);
+        drop(guard);
+        drop(old);
+        Poll::Pending
+    }
+
+    /// Moves the deadline of a sleep's entry `key` from tick `old` to
+    /// `tick`; `now` is the tick the clock has reached (or 0 when `tick` is
+    /// not earlier than `old`: the entry is then left for the driver to
+    /// meet, even if the clock has passed `tick`). Returns
+    /// [`Reset::Gone`] when the sleep no longer has an entry: its old tick
+    /// had been processed (the driver has it), the wheel shut down, or the
+    /// new tick has ended. In that last case the entry is removed and the
+    /// waker it held is woken: the timer is due now, and its task must be
+    /// told, as tokio's timer would tell it.
+    ///
+    /// A later deadline only writes the entry's due tick: the entry stays
+    /// where it is, and the driver files it again when it meets it. With
+    /// `share` the word is shared with the sleep from then on, which gets
+    /// its chunk (see `due_word`).
+    pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64, share: bool) -> Reset {
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        if old <= s.wheel.elapsed() {
+            return Reset::Gone;
+        }
+        if s.shutdown || tick <= s.wheel.elapsed().max(now) {
+            if !s.shutdown {
+                s.cancelled += 1;
+            }
+            let old = s.remove(key);
+            drop(guard);
+            old.wake();
+            return Reset::Gone;
+        }
+        debug_assert_eq!(
+            s.words.due(key),
+            Some(old),
+            "a sleep resets from the deadline it last gave"
+        );
+        let chunk = s.words.move_to(key, tick, share);
+        let moves = match s.wheel.place_of(key) {
+            Place::Scheduled => tick < s.wheel.tick_of(key),
+            Place::Expired | Place::Parked => false,
+        };
+        if moves {
+            s.wheel.reschedule(key, tick);
+        }
+        drop(guard);
+        if moves {
+            self.core.wake_driver_for(tick);
+        }
+        Reset::Moved(chunk)
+    }
+
+    /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
+    pub(crate) fn cancel(&self, key: u32, due: u64) {
+        if self.has_passed(due) {
+            return;
+        }
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        if due <= s.wheel.elapsed() {
+            return;
+        }
+        if s.shutdown {
+            let old = s.remove(key);
+            drop(guard);
+            drop(old);
+            return;
+        }
+        s.cancelled += 1;
+        debug_assert!(
+            s.words.driver_removes(key) && s.words.due(key) == Some(due),
+            "a sleep cancels its own entry"
+        );
+        if s.wheel.is_unfiled(key) {
+            // In no list yet: removing it writes no neighbour, so it goes
+            // now and its slot is the next one handed out.
+            let old = s.remove(key);
+            drop(guard);
+            drop(old);
+            return;
+        }
+        // The waker goes now (it may hold the last reference to a task);
+        // the entry goes with the next sweep.
+        let w = s.wheel.get_mut(key).expect("timer entry");
+        let old = mem::replace(w, Waker::noop().clone());
+        s.swept.push(key);
+        // Also when nothing else is left: the sweep then gives a big slab's
+        // memory back, which no driver pass may come to do.
+        if s.swept.len() >= SWEEP_AT || s.wheel.len() == s.swept.len() {
+            s.sweep();
+        }
+        debug_assert!(s.swept.len() < SWEEP_AT);
+        drop(guard);
+        drop(old);
+    }
+
+    /// Runs `f` under the shard lock: for the `Delay` state machine, whose
+    /// transitions must not interleave with a removal.
+    pub(crate) fn with_lock<R>(&self, f: impl FnOnce(&mut ShardOps<'_>) -> R) -> R {
+        let mut s = lock(&self.state);
+        let mut dropped = None;
+        let r = f(&mut ShardOps {
+            state: &mut s,
+            dropped: &mut dropped,
+        });
+        drop(s);
+        drop(dropped);
+        r
+    }
+
+    /// Advances the shard to `now` and moves up to `max` expired wakers
+    /// into `out`.
+    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Expired {
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        if s.shutdown {
+            return Expired {
+                more: false,
+                next: NEVER,
+            };
+        }
+        s.sweep();
+        debug_assert!(
+            s.swept.is_empty(),
+            "the driver never meets a cancelled entry"
+        );
+        s.wheel.advance(now);
+        self.elapsed.store(s.wheel.elapsed(), Ordering::Release);
+        let mut fired = 0;
+        while out.len() < max {
+            let Some((key, w)) = s.wheel.pop_due() else {
+                break;
+            };
+            if let Err(later) = s.words.claim(key, now) {
+                // Its deadline moved later: file it again, wake no one.
+                s.wheel.reschedule(key, later);
+                continue;
+            }
+            if s.words.driver_removes(key) {
+                out.push(s.wheel.remove(key));
+            } else {
+                out.push(mem::replace(w, Waker::noop().clone()));
+            }
+            fired += 1;
+        }
+        s.give_back_if_empty();
+        s.fired += fired;
+        Expired {
+            more: s.wheel.peek_due().is_some(),
+            next: s.wheel.next_expiration().unwrap_or(NEVER),
+        }
+    }
+
+    /// Shuts the shard down: every pending entry is detached and its waker
+    /// moved into `out`. Returns how many were pending.
+    pub(crate) fn shutdown(&self, out: &mut Vec<Waker>) -> usize {
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        if s.shutdown {
+            return 0;
+        }
+        s.shutdown = true;
+        s.sweep();
+        let elapsed = s.wheel.elapsed();
+        let mut n = 0;
+        // Sleeps' entries due by `elapsed` are the driver's: the sleeps will
+        // not remove them, so they go here. (A sleep may move its word
+        // meanwhile, but only from a tick after `elapsed` to a later one.)
+        let mut theirs = Vec::new();
+        let words = &s.words;
+        s.wheel.drain_pending(|key, w| {
+            out.push(mem::replace(w, Waker::noop().clone()));
+            n += 1;
+            let due = words.due(key).expect("a fired entry is removed at once");
+            if words.driver_removes(key) && due <= elapsed {
+                theirs.push(key);
+            }
+        });
+        for key in theirs {
+            drop(s.wheel.remove(key));
+        }
+        n
+    }
+
+    pub(crate) fn counts(&self) -> ShardCounts {
+        let s = lock(&self.state);
+        ShardCounts {
+            pending: s.pending(),
+            fired: s.fired,
+            cancelled: s.cancelled,
+            entries: s.wheel.len() - s.swept.len(),
+        }
+    }
+}
+
+/// The operations `Delay` and `TimeoutHandle` run under a shard lock.
+#[derive(Debug)]
+pub(crate) struct ShardOps<'a> {
+    state: &'a mut ShardState,
+    dropped: &'a mut Option<Waker>,
+}
+
+impl ShardOps<'_> {
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.state.shutdown
+    }
+
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.state.wheel.elapsed()
+    }
+
+    pub(crate) fn insert(&mut self, tick: u64, waker: Waker) -> u32 {
+        let key = self
+            .state
+            .wheel
+            .insert(tick, waker)
+            .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
+        self.state.words.file(key, tick, false);
+        key
+    }
+
+    /// Removes `key`; the waker it held is dropped after the lock.
+    pub(crate) fn remove(&mut self, key: u32) {
+        if self.state.wheel.place_of(key) != Place::Expired && !self.state.shutdown {
+            self.state.cancelled += 1;
+        }
+        *self.dropped = Some(self.state.remove(key));
+    }
+}
+
+/// Stores `waker` in `slot` unless it would wake the same task; returns the
+/// waker it replaced, to be dropped outside the lock.
+fn swap_waker(slot: &mut Waker, waker: &Waker) -> Option<Waker> {
+    if slot.will_wake(waker) {
+        None
+    } else {
+        Some(mem::replace(slot, waker.clone()))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::time::Instant;
+
+    use super::*;
+
+    /// A shard emptied by cancels, the last of them left for a sweep, gives
+    /// its slab back at the last cancel: no driver pass may ever come.
+    #[test]
+    fn the_last_cancel_gives_a_big_slab_back() {
+        let core = Arc::new(Core::new(
+            Instant::now(),
+            Duration::from_millis(1),
+            64,
+            None,
+        ));
+        let shard = Shard::new(core, 0);
+        let waker = Waker::noop();
+        let n = 2 * KEEP_CAPACITY + 7;
+        let keys: Vec<u32> = (0..n)
+            .map(|i| match shard.register(1_000 + i as u64, waker) {
+                Registration::Key(k) => k,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(lock(&shard.state).wheel.capacity() > KEEP_CAPACITY);
+        for (i, k) in keys.into_iter().enumerate() {
+            shard.cancel(k, 1_000 + i as u64);
+        }
+        let s = lock(&shard.state);
+        assert_eq!((s.wheel.len(), s.swept.len()), (0, 0));
+        assert!(
+            s.wheel.capacity() <= KEEP_CAPACITY,
+            "{}",
+            s.wheel.capacity()
+        );
+    }
+}
