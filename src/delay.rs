@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::clock::Deadline;
 use crate::driver::entry::Filing;
-use crate::driver::ShardRef;
+use crate::driver::{ShardHold, ShardRef};
 use crate::error::Error;
 use crate::sync::AtomicU64;
 // std's `Arc`, even under loom: the driver wakes a delay through
@@ -48,10 +48,12 @@ fn with_key(state: u64, key: u32) -> u64 {
     ((u64::from(key) + 1) << 2) | state
 }
 
-/// A future waiting in the wheel to be spawned, and where to spawn it.
+/// A future waiting in the wheel to be spawned, where to spawn it, and the
+/// timer's place among the wheel's live ones until it is spawned or dropped.
 struct Scheduled {
     future: Pin<Box<dyn Future<Output = ()> + Send>>,
     runtime: tokio::runtime::Handle,
+    claim: ShardRef,
 }
 
 /// What happens when the timer expires, is cancelled or shuts down.
@@ -73,14 +75,16 @@ impl fmt::Debug for OnExpire {
 
 #[derive(Debug)]
 struct DelayShared {
-    shard: ShardRef,
+    /// Handles reach the shard through this too, so it claims no capacity:
+    /// the `Delay` (or the `Scheduled` future) holds the claim.
+    shard: ShardHold,
     deadline: Deadline,
     word: AtomicU64,
     on_expire: OnExpire,
 }
 
 impl DelayShared {
-    fn new(shard: ShardRef, deadline: Deadline, on_expire: OnExpire) -> Arc<DelayShared> {
+    fn new(shard: ShardHold, deadline: Deadline, on_expire: OnExpire) -> Arc<DelayShared> {
         Arc::new(DelayShared {
             shard,
             deadline,
@@ -135,14 +139,21 @@ impl DelayShared {
                 let Some(scheduled) = taken else {
                     return;
                 };
+                let Scheduled {
+                    future,
+                    runtime,
+                    claim,
+                } = scheduled;
                 if state(word) != CANCELLED {
                     if let Some(k) = key(word) {
                         self.shard.get().with_lock(|ops| ops.remove(k));
                     }
                 }
-                self.shard.core().release();
+                // The timer is over: its capacity goes back before the
+                // future is spawned.
+                drop(claim);
                 if state(word) == EXPIRED {
-                    drop(scheduled.runtime.spawn(scheduled.future));
+                    drop(runtime.spawn(future));
                 }
             }
         }
@@ -224,6 +235,9 @@ impl Wake for DelayShared {
 #[derive(Debug)]
 pub struct Delay {
     shared: Arc<DelayShared>,
+    /// This delay's place among the wheel's live timers, given back when it
+    /// is dropped (its handles may live on).
+    _claim: ShardRef,
 }
 
 impl Delay {
@@ -241,7 +255,8 @@ impl Delay {
 
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> Delay {
         Delay {
-            shared: DelayShared::new(shard, deadline, OnExpire::Wake(AtomicWaker::new())),
+            shared: DelayShared::new(shard.hold(), deadline, OnExpire::Wake(AtomicWaker::new())),
+            _claim: shard,
         }
     }
 
@@ -304,7 +319,6 @@ impl Drop for Delay {
                 }
             }),
         }
-        sh.shard.core().release();
     }
 }
 
@@ -325,9 +339,11 @@ where
             future.await;
         }),
         runtime,
+        claim: shard,
     };
+    let hold = scheduled.claim.hold();
     let on_expire = OnExpire::Spawn(std::sync::Mutex::new(Some(scheduled)));
-    let shared = DelayShared::new(shard, deadline, on_expire);
+    let shared = DelayShared::new(hold, deadline, on_expire);
     if shared.register() != PENDING {
         // Expired at once, or the wheel is shut down: settle it now.
         shared.notify();

@@ -297,7 +297,6 @@ impl Drop for Sleep {
         if self.state == State::Registered {
             self.shard.cancel_owned(self.key, self.deadline);
         }
-        self.shard.core().release();
     }
 }
 

@@ -105,6 +105,47 @@ async fn try_forms_fail_at_capacity_and_plain_forms_panic() {
     assert!(wheel.try_sleep(ms(1)).is_ok());
 }
 
+/// Capacity is given back when the timer goes, by whatever path: a delay
+/// whose handle lives on, a fired delay, a sleep that fired, a queue.
+#[tokio::test(start_paused = true)]
+async fn every_timer_gives_its_capacity_back_when_it_goes() {
+    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let full = |w: &Wheel| w.try_sleep(ms(1)).is_err_and(|e| e.is_at_capacity());
+
+    // A pending delay dropped while its handle is kept.
+    let delay = wheel.delay(ms(10));
+    let handle = delay.handle();
+    assert!(full(&wheel));
+    drop(delay);
+    assert!(handle.is_cancelled());
+    assert!(!full(&wheel), "the handle holds no capacity");
+
+    // A delay that fired and was awaited, its handle kept.
+    let delay = wheel.delay(ms(10));
+    let handle = delay.handle();
+    delay.await.unwrap();
+    assert!(handle.is_expired());
+    assert!(!full(&wheel));
+    drop(handle);
+
+    // A sleep that fired and is kept.
+    let mut sleep = task::spawn(wheel.sleep(ms(5)));
+    assert_pending!(sleep.poll());
+    advance(ms(5)).await;
+    assert_ready!(sleep.poll());
+    assert!(full(&wheel), "a sleep counts until it is dropped");
+    drop(sleep);
+    assert!(!full(&wheel));
+
+    // A queue holds one place while it lives, however many values it has.
+    let mut queue = wheel.delay_queue::<u32>();
+    queue.insert(1, ms(5));
+    queue.insert(2, ms(6));
+    assert!(full(&wheel));
+    drop(queue);
+    assert!(!full(&wheel));
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_idle_wheel_never_wakes() {
     let wheel = Wheel::new();

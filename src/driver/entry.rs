@@ -53,7 +53,7 @@ pub(crate) enum Filing {
     Shutdown,
 }
 
-impl ShardRef {
+impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     /// Whether the tick of `deadline` has ended, by the same rule as a
     /// first poll (see the ground rules): by the clock where it can pause,
     /// otherwise by how far the shard has been processed.

@@ -108,7 +108,8 @@ impl Core {
         }
     }
 
-    pub(crate) fn release(&self) {
+    /// Gives a count back: only a claiming [`ShardRef`] does, when dropped.
+    fn release(&self) {
         if self.max_pending.is_some() {
             self.live.0.fetch_sub(1, Ordering::Relaxed);
         }
@@ -172,12 +173,26 @@ pub(crate) fn wake_all(stats: &Stats, wakers: &mut Vec<Waker>) {
     }
 }
 
-/// A timer's hold on its shard. When it lets go after every `Wheel`
-/// handle is gone, it tells the driver, which exits once no timer is left.
+/// A timer's hold on its shard, and the guard of its capacity.
+///
+/// - The hold keeps the wheel's driver alive (see the invariants); when it
+///   lets go after every `Wheel` handle is gone, it tells the driver, which
+///   exits once no hold is left.
+/// - A claiming hold (`CLAIMS`, the default: every timer future's) also
+///   stands for one of the wheel's `max_pending` live timers, counted when
+///   it is made ([`ShardRef::claim`], or `Wheel::claim`) and given back when
+///   it is dropped: capacity is released here and nowhere else.
+/// - A [`ShardHold`] claims nothing: the way a `TimeoutHandle` reaches its
+///   delay's shard, which may outlive the delay.
 #[derive(Debug)]
-pub(crate) struct ShardRef(Option<Arc<Shard>>);
+pub(crate) struct ShardRef<const CLAIMS: bool = true>(Option<Arc<Shard>>);
+
+/// A hold on a shard that counts no live timer (see [`ShardRef`]).
+pub(crate) type ShardHold = ShardRef<false>;
 
 impl ShardRef {
+    /// A claiming hold on `shard` for a live timer that the caller has
+    /// already counted ([`Core::acquire`]).
     #[inline]
     pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
         ShardRef(Some(shard.clone()))
@@ -190,6 +205,13 @@ impl ShardRef {
         shard.core.acquire().then(|| ShardRef::new(shard))
     }
 
+    /// A second hold on the same shard, claiming nothing.
+    pub(crate) fn hold(&self) -> ShardHold {
+        ShardRef(self.0.clone())
+    }
+}
+
+impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     #[inline]
     pub(crate) fn get(&self) -> &Shard {
         self.0
@@ -203,9 +225,12 @@ impl ShardRef {
     }
 }
 
-impl Drop for ShardRef {
+impl<const CLAIMS: bool> Drop for ShardRef<CLAIMS> {
     fn drop(&mut self) {
         if let Some(shard) = self.0.take() {
+            if CLAIMS {
+                shard.core.release();
+            }
             if shard.core.handles.load(Ordering::Acquire) == 0 {
                 let core = shard.core.clone();
                 drop(shard);

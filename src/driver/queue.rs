@@ -260,6 +260,5 @@ impl Drop for QueueAlarm {
         if let Some((key, tick)) = self.entry.take() {
             self.shard.get().cancel(key, tick);
         }
-        self.shard.core().release();
     }
 }
