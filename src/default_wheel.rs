@@ -1,6 +1,10 @@
 //! The default wheel: one per tokio runtime, found through the current
 //! runtime the way tokio's own timer is, so that `hashwheel::sleep` can
-//! stand in for `tokio::time::sleep`.
+//! stand in for `tokio::time::sleep`. The free functions themselves sit
+//! beside their types, as tokio's do (`sleep` with `Sleep`, `timeout` with
+//! `Timeout`, ...); this module is how they find their wheel: [`claim`] a
+//! place on it for a timer, [`make`] one through a `Wheel` method, or
+//! [`with_current`] for anything else.
 //!
 //! # Invariants
 //!
@@ -31,25 +35,16 @@
 //! a reused id, until the next new entry prunes it.
 
 use std::cell::RefCell;
-use std::future::{Future, IntoFuture};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
 
 use tokio::runtime::{Handle, Id};
 use tokio::task;
-use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::clock::instant_after;
-use crate::delay::{Delay, TimeoutHandle};
 use crate::driver::shard::Shard;
 use crate::driver::ShardRef;
 use crate::error::{BuildError, BuildKind, Error};
-use crate::interval::Interval;
-use crate::lazy_timeout::LazyTimeout;
-use crate::sleep::Sleep;
 use crate::sync::Arc;
-use crate::timeout::Timeout;
 use crate::timer::Wheel;
 
 // ===== the registry =====
@@ -175,7 +170,7 @@ fn lookup(runtime: Id) -> Wheel {
 /// lookup `tokio::time::sleep` makes) and the same comparison.
 #[track_caller]
 #[inline]
-fn with_current<R, F: FnOnce(&Wheel) -> R>(what: &str, f: F) -> R {
+pub(crate) fn with_current<R, F: FnOnce(&Wheel) -> R>(what: &str, f: F) -> R {
     let task = task::try_id();
     if task.is_some() {
         // A miss hands `f` back. `try_with` fails only while the thread's
@@ -259,7 +254,7 @@ fn no_runtime(what: &str) -> ! {
 /// panics, naming `what`, outside a runtime or when the wheel is full.
 #[track_caller]
 #[inline]
-fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
+pub(crate) fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
     match with_current(what, make) {
         Ok(timer) => timer,
         Err(e) => at_capacity(what, e),
@@ -272,7 +267,7 @@ fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
 /// rather than the whole timer.
 #[track_caller]
 #[inline]
-fn claim(what: &str) -> ShardRef {
+pub(crate) fn claim(what: &str) -> ShardRef {
     let task = task::try_id();
     if task.is_some() {
         // The fast path of `with_current`, written out for this one call:
@@ -329,462 +324,4 @@ pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
         return Err(BuildError::new(BuildKind::DefaultExists));
     }
     install(runtime, builder.build()?, Existing::Refuse)
-}
-
-// ===== the free functions =====
-
-/// Waits until `duration` has elapsed, on the current runtime's default
-/// wheel: a drop-in for [`tokio::time::sleep`].
-///
-/// The same as [`Wheel::current()`](Wheel::current)`.sleep(duration)`,
-/// without the clone. The [`Sleep`] completes at the first tick (1 ms by
-/// default) at or after the deadline, never before it, and is [`Unpin`].
-/// `Duration::ZERO` completes on the first poll; `Duration::MAX` lands 30
-/// years from now, as `tokio::time::sleep` puts it.
-///
-/// # Cancel safety
-///
-/// Cancel safe, as [`Sleep`] is.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at its
-/// [`max_pending`](Builder::max_pending) bound (see
-/// [`Builder::build_default`]).
-///
-/// ```should_panic
-/// use std::time::Duration;
-///
-/// // No runtime here: "hashwheel::sleep must be called from the context
-/// // of a Tokio 1.x runtime".
-/// let _sleep = hashwheel::sleep(Duration::from_millis(10));
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::sleep;
-/// use tokio::time::Instant;
-///
-/// let start = Instant::now();
-/// sleep(Duration::from_millis(100)).await;
-/// assert_eq!(start.elapsed(), Duration::from_millis(100));
-/// # }
-/// ```
-#[track_caller]
-pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(claim("sleep"), duration)
-}
-
-/// Waits until `deadline`, on the current runtime's default wheel: a
-/// drop-in for [`tokio::time::sleep_until`].
-///
-/// A deadline in the past completes on the first poll.
-///
-/// # Cancel safety
-///
-/// Cancel safe, as [`Sleep`] is.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// // No runtime here.
-/// let _sleep = hashwheel::sleep_until(tokio::time::Instant::now());
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::sleep_until;
-/// use tokio::time::Instant;
-///
-/// let deadline = Instant::now() + Duration::from_millis(10);
-/// sleep_until(deadline).await;
-/// assert_eq!(Instant::now(), deadline);
-/// # }
-/// ```
-#[track_caller]
-pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::until(claim("sleep_until"), deadline)
-}
-
-/// Requires `future` to complete within `duration`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout`].
-///
-/// The [`Timeout`] resolves to `Ok` with the future's output, or to
-/// `Err(`[`Elapsed`](crate::error::Elapsed)`)` at the deadline. The future
-/// is polled first, so one that is ready at once never touches the wheel.
-///
-/// # Cancel safety
-///
-/// As cancel safe as `future`.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// use std::time::Duration;
-///
-/// // No runtime here.
-/// let _timeout = hashwheel::timeout(Duration::from_secs(1), async {});
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::timeout;
-///
-/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
-/// let got = timeout(Duration::from_millis(10), rx).await;
-/// assert_eq!(got.unwrap_err().to_string(), "deadline has elapsed");
-///
-/// assert_eq!(timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
-/// # }
-/// ```
-#[track_caller]
-pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let shard = claim("timeout");
-    Timeout::new(future.into_future(), shard, instant_after(duration))
-}
-
-/// Requires `future` to complete within `duration` of the first poll at
-/// which it is pending, timed by the default wheel of the runtime it is
-/// polled on: a [`LazyTimeout`].
-///
-/// A future that is ready on its first poll costs no clock read, no wheel
-/// access and no runtime lookup, and needs no runtime. Otherwise the
-/// deadline is `duration` from that first pending poll, not from this call
-/// as with [`timeout`] (and `tokio::time::timeout`): later by whatever time
-/// passed in between, never earlier. Made and awaited at once, the two
-/// agree.
-///
-/// # Cancel safety
-///
-/// As cancel safe as `future`.
-///
-/// # Panics
-///
-/// When polled, if `future` is pending on its first poll outside a tokio
-/// runtime, or while that runtime's default wheel is at capacity.
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::lazy_timeout;
-/// use tokio::time::Instant;
-///
-/// // Ready at once: no timer at all.
-/// assert_eq!(lazy_timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
-///
-/// // Pending: the second runs from the first poll.
-/// let start = Instant::now();
-/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
-/// assert!(lazy_timeout(Duration::from_secs(1), rx).await.is_err());
-/// assert_eq!(start.elapsed(), Duration::from_secs(1));
-/// # }
-/// ```
-pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout<F::IntoFuture> {
-    LazyTimeout::new(future.into_future(), duration, None)
-}
-
-/// The sleep of a [`lazy_timeout`] whose future was pending on its first
-/// poll: `duration` from now, on the current runtime's default wheel.
-#[track_caller]
-#[inline]
-pub(crate) fn start_sleep(duration: Duration) -> Sleep {
-    Sleep::after(claim("lazy_timeout"), duration)
-}
-
-/// Requires `future` to complete by `deadline`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout_at`].
-///
-/// # Cancel safety
-///
-/// As cancel safe as `future`.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// // No runtime here.
-/// let _timeout = hashwheel::timeout_at(tokio::time::Instant::now(), async {});
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::timeout_at;
-/// use tokio::time::Instant;
-///
-/// let deadline = Instant::now() + Duration::from_millis(10);
-/// let slow = tokio::time::sleep(Duration::from_secs(1));
-/// assert!(timeout_at(deadline, slow).await.is_err());
-/// assert_eq!(Instant::now(), deadline);
-/// # }
-/// ```
-#[track_caller]
-pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    Timeout::new(future.into_future(), claim("timeout_at"), deadline)
-}
-
-/// A cancellable [`Delay`] that expires `duration` from now, on the
-/// current runtime's default wheel (Netty's `newTimeout`; tokio has no
-/// equivalent).
-///
-/// It resolves to `Ok(())` when it expires, or to an
-/// [`Error`](crate::error::Error) when cancelled through its
-/// [`handle`](Delay::handle) or when the wheel shuts down.
-///
-/// # Cancel safety
-///
-/// Cancel safe, as [`Delay`] is.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// use std::time::Duration;
-///
-/// // No runtime here.
-/// let _delay = hashwheel::delay(Duration::from_secs(1));
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-///
-/// let delay = hashwheel::delay(Duration::from_secs(30));
-/// let handle = delay.handle();
-/// assert!(handle.cancel());
-/// assert!(delay.await.unwrap_err().is_cancelled());
-///
-/// assert!(hashwheel::delay(Duration::from_millis(5)).await.is_ok());
-/// # }
-/// ```
-#[track_caller]
-pub fn delay(duration: Duration) -> Delay {
-    Delay::after(claim("delay"), duration)
-}
-
-/// A cancellable [`Delay`] that expires at `deadline`, on the current
-/// runtime's default wheel.
-///
-/// # Cancel safety
-///
-/// Cancel safe, as [`Delay`] is.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// // No runtime here.
-/// let _delay = hashwheel::delay_at(tokio::time::Instant::now());
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use tokio::time::Instant;
-///
-/// let at = Instant::now() + Duration::from_millis(5);
-/// assert!(hashwheel::delay_at(at).await.is_ok());
-/// assert_eq!(Instant::now(), at);
-/// # }
-/// ```
-#[track_caller]
-pub fn delay_at(deadline: Instant) -> Delay {
-    Delay::until(claim("delay_at"), deadline)
-}
-
-/// An [`Interval`] on the current runtime's default wheel that ticks at
-/// once and then every `period`: a drop-in for [`tokio::time::interval`].
-///
-/// Missed ticks follow the interval's
-/// [`MissedTickBehavior`](tokio::time::MissedTickBehavior) (`Burst` by
-/// default), as in tokio. Ticks come at the wheel's tick boundaries (1 ms by
-/// default), never early.
-///
-/// # Panics
-///
-/// When `period` is zero, outside a tokio runtime, and when the default
-/// wheel is at capacity.
-///
-/// ```should_panic
-/// use std::time::Duration;
-///
-/// // No runtime here.
-/// let _interval = hashwheel::interval(Duration::from_millis(10));
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::interval;
-/// use tokio::time::Instant;
-///
-/// let start = Instant::now();
-/// let mut ticks = interval(Duration::from_millis(10));
-/// ticks.tick().await; // at once
-/// ticks.tick().await;
-/// ticks.tick().await;
-/// assert_eq!(start.elapsed(), Duration::from_millis(20));
-/// # }
-/// ```
-#[track_caller]
-pub fn interval(period: Duration) -> Interval {
-    assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(claim("interval"), Instant::now());
-    Interval::new(first, period)
-}
-
-/// An [`Interval`] on the current runtime's default wheel that ticks at
-/// `start` and then every `period`: a drop-in for
-/// [`tokio::time::interval_at`].
-///
-/// # Panics
-///
-/// When `period` is zero, outside a tokio runtime, and when the default
-/// wheel is at capacity.
-///
-/// ```should_panic
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use tokio::time::Instant;
-///
-/// let _interval = hashwheel::interval_at(Instant::now(), Duration::ZERO); // `period` must be non-zero.
-/// # }
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use hashwheel::interval_at;
-/// use tokio::time::Instant;
-///
-/// let start = Instant::now() + Duration::from_millis(50);
-/// let mut ticks = interval_at(start, Duration::from_millis(10));
-/// assert_eq!(ticks.tick().await, start);
-/// assert_eq!(ticks.tick().await, start + Duration::from_millis(10));
-/// # }
-/// ```
-#[track_caller]
-pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(claim("interval_at"), start);
-    Interval::new(first, period)
-}
-
-/// Spawns `future` on the current runtime `duration` from now, timed by
-/// the runtime's default wheel; see [`Wheel::spawn_after`].
-///
-/// Until then the future waits in the wheel, costing one entry and no tokio
-/// task; cancelling the returned [`TimeoutHandle`] first drops it unrun.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
-///
-/// ```should_panic
-/// use std::time::Duration;
-///
-/// // No runtime here.
-/// let _handle = hashwheel::spawn_after(Duration::from_secs(1), async {});
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-///
-/// let (tx, rx) = tokio::sync::oneshot::channel();
-/// let retry = hashwheel::spawn_after(Duration::from_secs(1), async move {
-///     tx.send("retried").unwrap();
-/// });
-/// assert_eq!(rx.await.unwrap(), "retried");
-/// assert!(retry.is_expired());
-///
-/// let never = hashwheel::spawn_after(Duration::from_secs(1), async { unreachable!() });
-/// assert!(never.cancel());
-/// # }
-/// ```
-#[track_caller]
-pub fn spawn_after<F>(duration: Duration, future: F) -> TimeoutHandle
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    make("spawn_after", |w| w.try_spawn_after(duration, future))
-}
-
-/// Spawns `future` on the current runtime at `deadline`, through the
-/// runtime's default wheel: see [`Wheel::spawn_at`].
-///
-/// # Panics
-///
-/// Outside a tokio runtime, or when the default wheel is at capacity.
-///
-/// # Examples
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use tokio::time::Instant;
-///
-/// let at = Instant::now() + Duration::from_millis(250);
-/// let (tx, rx) = tokio::sync::oneshot::channel();
-/// hashwheel::spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
-/// assert_eq!(rx.await.unwrap(), at);
-/// # }
-/// ```
-#[track_caller]
-pub fn spawn_at<F>(deadline: Instant, future: F) -> TimeoutHandle
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    make("spawn_at", |w| w.try_spawn_at(deadline, future))
-}
-
-/// A `DelayQueue` on the current runtime's default wheel; see
-/// [`DelayQueue::new`](crate::DelayQueue::new).
-#[track_caller]
-pub(crate) fn delay_queue<T>(what: &str, capacity: usize) -> crate::DelayQueue<T> {
-    with_current(what, |w| w.delay_queue_with_capacity(capacity))
 }

@@ -14,11 +14,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
+use crate::default_wheel;
 use crate::driver::entry::Filing;
 use crate::driver::{ShardHold, ShardRef};
 use crate::error::Error;
@@ -445,4 +447,157 @@ impl TimeoutHandle {
             .clock
             .instant_of(self.shared.deadline)
     }
+}
+
+// ===== on the default wheel =====
+
+/// A cancellable [`Delay`] that expires `duration` from now, on the
+/// current runtime's default wheel (Netty's `newTimeout`; tokio has no
+/// equivalent).
+///
+/// It resolves to `Ok(())` when it expires, or to an
+/// [`Error`] when cancelled through its
+/// [`handle`](Delay::handle) or when the wheel shuts down.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Delay`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _delay = hashwheel::delay(Duration::from_secs(1));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let delay = hashwheel::delay(Duration::from_secs(30));
+/// let handle = delay.handle();
+/// assert!(handle.cancel());
+/// assert!(delay.await.unwrap_err().is_cancelled());
+///
+/// assert!(hashwheel::delay(Duration::from_millis(5)).await.is_ok());
+/// # }
+/// ```
+#[track_caller]
+pub fn delay(duration: Duration) -> Delay {
+    Delay::after(default_wheel::claim("delay"), duration)
+}
+
+/// A cancellable [`Delay`] that expires at `deadline`, on the current
+/// runtime's default wheel.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Delay`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _delay = hashwheel::delay_at(tokio::time::Instant::now());
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(5);
+/// assert!(hashwheel::delay_at(at).await.is_ok());
+/// assert_eq!(Instant::now(), at);
+/// # }
+/// ```
+#[track_caller]
+pub fn delay_at(deadline: Instant) -> Delay {
+    Delay::until(default_wheel::claim("delay_at"), deadline)
+}
+
+/// Spawns `future` on the current runtime `duration` from now, timed by
+/// the runtime's default wheel; see [`Wheel::spawn_after`](crate::Wheel::spawn_after).
+///
+/// Until then the future waits in the wheel, costing one entry and no tokio
+/// task; cancelling the returned [`TimeoutHandle`] first drops it unrun.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _handle = hashwheel::spawn_after(Duration::from_secs(1), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// let retry = hashwheel::spawn_after(Duration::from_secs(1), async move {
+///     tx.send("retried").unwrap();
+/// });
+/// assert_eq!(rx.await.unwrap(), "retried");
+/// assert!(retry.is_expired());
+///
+/// let never = hashwheel::spawn_after(Duration::from_secs(1), async { unreachable!() });
+/// assert!(never.cancel());
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_after<F>(duration: Duration, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    default_wheel::make("spawn_after", |w| w.try_spawn_after(duration, future))
+}
+
+/// Spawns `future` on the current runtime at `deadline`, through the
+/// runtime's default wheel: see [`Wheel::spawn_at`](crate::Wheel::spawn_at).
+///
+/// # Panics
+///
+/// Outside a tokio runtime, or when the default wheel is at capacity.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(250);
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// hashwheel::spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
+/// assert_eq!(rx.await.unwrap(), at);
+/// # }
+/// ```
+#[track_caller]
+pub fn spawn_at<F>(deadline: Instant, future: F) -> TimeoutHandle
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    default_wheel::make("spawn_at", |w| w.try_spawn_at(deadline, future))
 }

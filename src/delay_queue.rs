@@ -194,7 +194,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn new() -> DelayQueue<T> {
-        crate::default_wheel::delay_queue("DelayQueue::new", 0)
+        on_default_wheel("DelayQueue::new", 0)
     }
 
     /// An empty queue with room for `capacity` values, on the current
@@ -205,7 +205,7 @@ impl<T> DelayQueue<T> {
     /// Outside a tokio runtime.
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
-        crate::default_wheel::delay_queue("DelayQueue::with_capacity", capacity)
+        on_default_wheel("DelayQueue::with_capacity", capacity)
     }
 
     /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
@@ -632,6 +632,15 @@ impl<T> Default for DelayQueue<T> {
 
 /// Values are never pinned: the queue moves them freely.
 impl<T> Unpin for DelayQueue<T> {}
+
+// ===== on the default wheel =====
+
+/// A `DelayQueue` on the current runtime's default wheel; see
+/// [`DelayQueue::new`](crate::DelayQueue::new).
+#[track_caller]
+fn on_default_wheel<T>(what: &str, capacity: usize) -> DelayQueue<T> {
+    crate::default_wheel::with_current(what, |w| w.delay_queue_with_capacity(capacity))
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::default_wheel;
 use crate::sleep::Sleep;
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
@@ -187,4 +188,91 @@ impl Stream for Interval {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (usize::MAX, None)
     }
+}
+
+// ===== on the default wheel =====
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// once and then every `period`: a drop-in for [`tokio::time::interval`].
+///
+/// Missed ticks follow the interval's
+/// [`MissedTickBehavior`] (`Burst` by
+/// default), as in tokio. Ticks come at the wheel's tick boundaries (1 ms by
+/// default), never early.
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _interval = hashwheel::interval(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// let mut ticks = interval(Duration::from_millis(10));
+/// ticks.tick().await; // at once
+/// ticks.tick().await;
+/// ticks.tick().await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval(period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = Sleep::until(default_wheel::claim("interval"), Instant::now());
+    Interval::new(first, period)
+}
+
+/// An [`Interval`] on the current runtime's default wheel that ticks at
+/// `start` and then every `period`: a drop-in for
+/// [`tokio::time::interval_at`].
+///
+/// # Panics
+///
+/// When `period` is zero, outside a tokio runtime, and when the default
+/// wheel is at capacity.
+///
+/// ```should_panic
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let _interval = hashwheel::interval_at(Instant::now(), Duration::ZERO); // `period` must be non-zero.
+/// # }
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::interval_at;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now() + Duration::from_millis(50);
+/// let mut ticks = interval_at(start, Duration::from_millis(10));
+/// assert_eq!(ticks.tick().await, start);
+/// assert_eq!(ticks.tick().await, start + Duration::from_millis(10));
+/// # }
+/// ```
+#[track_caller]
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    let first = Sleep::until(default_wheel::claim("interval_at"), start);
+    Interval::new(first, period)
 }

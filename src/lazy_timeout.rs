@@ -1,4 +1,4 @@
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -6,6 +6,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
+use crate::default_wheel;
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
 
@@ -129,7 +130,7 @@ impl<F: Future> Future for LazyTimeout<F> {
                 sleep
             }
             (Some(limit), slot @ None) => {
-                let sleep = slot.insert(crate::default_wheel::start_sleep(limit));
+                let sleep = slot.insert(start_sleep(limit));
                 *this.limit = None;
                 sleep
             }
@@ -141,4 +142,57 @@ impl<F: Future> Future for LazyTimeout<F> {
             Poll::Pending => Poll::Pending,
         }
     }
+}
+
+// ===== on the default wheel =====
+
+/// Requires `future` to complete within `duration` of the first poll at
+/// which it is pending, timed by the default wheel of the runtime it is
+/// polled on: a [`LazyTimeout`].
+///
+/// A future that is ready on its first poll costs no clock read, no wheel
+/// access and no runtime lookup, and needs no runtime. Otherwise the
+/// deadline is `duration` from that first pending poll, not from this call
+/// as with [`timeout`](fn@crate::timeout) (and `tokio::time::timeout`): later by whatever time
+/// passed in between, never earlier. Made and awaited at once, the two
+/// agree.
+///
+/// # Cancel safety
+///
+/// As cancel safe as `future`.
+///
+/// # Panics
+///
+/// When polled, if `future` is pending on its first poll outside a tokio
+/// runtime, or while that runtime's default wheel is at capacity.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::lazy_timeout;
+/// use tokio::time::Instant;
+///
+/// // Ready at once: no timer at all.
+/// assert_eq!(lazy_timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
+///
+/// // Pending: the second runs from the first poll.
+/// let start = Instant::now();
+/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// assert!(lazy_timeout(Duration::from_secs(1), rx).await.is_err());
+/// assert_eq!(start.elapsed(), Duration::from_secs(1));
+/// # }
+/// ```
+pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout<F::IntoFuture> {
+    LazyTimeout::new(future.into_future(), duration, None)
+}
+
+/// The sleep of a [`lazy_timeout`] whose future was pending on its first
+/// poll: `duration` from now, on the current runtime's default wheel.
+#[track_caller]
+#[inline]
+pub(crate) fn start_sleep(duration: Duration) -> Sleep {
+    Sleep::after(default_wheel::claim("lazy_timeout"), duration)
 }

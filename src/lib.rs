@@ -89,19 +89,15 @@ pub mod tower;
 mod wheel;
 
 pub use builder::Builder;
-pub use default_wheel::{
-    delay, delay_at, interval, interval_at, lazy_timeout, sleep, sleep_until, spawn_after,
-    spawn_at, timeout, timeout_at,
-};
-pub use delay::{Delay, TimeoutHandle};
+pub use delay::{delay, delay_at, spawn_after, spawn_at, Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
-pub use interval::Interval;
-pub use lazy_timeout::LazyTimeout;
+pub use interval::{interval, interval_at, Interval};
+pub use lazy_timeout::{lazy_timeout, LazyTimeout};
 pub use metrics::Metrics;
-pub use sleep::Sleep;
+pub use sleep::{sleep, sleep_until, Sleep};
 /// std's `Duration`, re-exported as `tokio::time` re-exports it.
 pub use std::time::Duration;
-pub use timeout::Timeout;
+pub use timeout::{timeout, timeout_at, Timeout};
 pub use timer::Wheel;
 /// tokio's `Instant`, which every deadline here is: re-exported, with
 /// [`Duration`], so that a `use tokio::time::{sleep, Duration, Instant};`

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::clock::Deadline;
+use crate::default_wheel;
 use crate::driver::due_word::Chunk;
 use crate::driver::shard::Registration;
 use crate::driver::waker_id::WakerId;
@@ -298,6 +299,91 @@ impl Drop for Sleep {
             self.shard.cancel_owned(self.key, self.deadline);
         }
     }
+}
+
+// ===== on the default wheel =====
+
+/// Waits until `duration` has elapsed, on the current runtime's default
+/// wheel: a drop-in for [`tokio::time::sleep`].
+///
+/// The same as [`Wheel::current()`](crate::Wheel::current)`.sleep(duration)`,
+/// without the clone. The [`Sleep`] completes at the first tick (1 ms by
+/// default) at or after the deadline, never before it, and is [`Unpin`].
+/// `Duration::ZERO` completes on the first poll; `Duration::MAX` lands 30
+/// years from now, as `tokio::time::sleep` puts it.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound (see
+/// [`Builder::build_default`](crate::Builder::build_default)).
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here: "hashwheel::sleep must be called from the context
+/// // of a Tokio 1.x runtime".
+/// let _sleep = hashwheel::sleep(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// sleep(Duration::from_millis(100)).await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(100));
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep::after(default_wheel::claim("sleep"), duration)
+}
+
+/// Waits until `deadline`, on the current runtime's default wheel: a
+/// drop-in for [`tokio::time::sleep_until`].
+///
+/// A deadline in the past completes on the first poll.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _sleep = hashwheel::sleep_until(tokio::time::Instant::now());
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep_until;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// sleep_until(deadline).await;
+/// assert_eq!(Instant::now(), deadline);
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::until(default_wheel::claim("sleep_until"), deadline)
 }
 
 #[cfg(all(test, not(loom)))]

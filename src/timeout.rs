@@ -1,10 +1,13 @@
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
+use crate::clock::instant_after;
+use crate::default_wheel;
 use crate::driver::ShardRef;
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
@@ -106,4 +109,89 @@ impl<F: Future> Future for Timeout<F> {
             Poll::Pending => Poll::Pending,
         }
     }
+}
+
+// ===== on the default wheel =====
+
+/// Requires `future` to complete within `duration`, timed by the current
+/// runtime's default wheel: a drop-in for [`tokio::time::timeout`].
+///
+/// The [`Timeout`] resolves to `Ok` with the future's output, or to
+/// `Err(`[`Elapsed`]`)` at the deadline. The future
+/// is polled first, so one that is ready at once never touches the wheel.
+///
+/// # Cancel safety
+///
+/// As cancel safe as `future`.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here.
+/// let _timeout = hashwheel::timeout(Duration::from_secs(1), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::timeout;
+///
+/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// let got = timeout(Duration::from_millis(10), rx).await;
+/// assert_eq!(got.unwrap_err().to_string(), "deadline has elapsed");
+///
+/// assert_eq!(timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
+/// # }
+/// ```
+#[track_caller]
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+    let shard = default_wheel::claim("timeout");
+    Timeout::new(future.into_future(), shard, instant_after(duration))
+}
+
+/// Requires `future` to complete by `deadline`, timed by the current
+/// runtime's default wheel: a drop-in for [`tokio::time::timeout_at`].
+///
+/// # Cancel safety
+///
+/// As cancel safe as `future`.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _timeout = hashwheel::timeout_at(tokio::time::Instant::now(), async {});
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::timeout_at;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// let slow = tokio::time::sleep(Duration::from_secs(1));
+/// assert!(timeout_at(deadline, slow).await.is_err());
+/// assert_eq!(Instant::now(), deadline);
+/// # }
+/// ```
+#[track_caller]
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    Timeout::new(
+        future.into_future(),
+        default_wheel::claim("timeout_at"),
+        deadline,
+    )
 }
