@@ -145,9 +145,9 @@ pub(crate) enum Registration {
     Shutdown,
 }
 
-/// What the driver found in one shard.
+/// What one pass of the driver over a shard ([`Shard::expire`]) found.
 #[derive(Debug)]
-pub(crate) struct Expired {
+pub(crate) struct Pass {
     /// More entries are due: call again.
     pub(crate) more: bool,
     /// The earliest tick at which the shard can have work.
@@ -356,11 +356,11 @@ impl Shard {
 
     /// Advances the shard to `now` and moves up to `max` expired wakers
     /// into `out`.
-    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Expired {
+    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Pass {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
         if s.shutdown {
-            return Expired {
+            return Pass {
                 more: false,
                 next: NEVER,
             };
@@ -391,7 +391,7 @@ impl Shard {
         }
         s.give_back_if_empty();
         s.fired += fired;
-        Expired {
+        Pass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
         }
