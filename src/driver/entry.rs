@@ -18,7 +18,7 @@
 //!   asks for.
 //! - An owned entry (a `Sleep`'s) is filed with [`ShardRef::file_owned`]
 //!   and belongs to the driver once its tick has been processed (see the
-//!   `driver` module docs): polling, resetting and cancelling it all go
+//!   `driver::shard` module docs): polling, resetting and cancelling it all go
 //!   through here with the deadline it was last given, never a stale one.
 //!   A poll with the waker the entry already holds, before the entry's tick
 //!   and before a shutdown, returns `Pending` without the lock: the sleep
@@ -31,6 +31,10 @@
 //! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
 //!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
 //!   under the shard lock).
+//! - Every timer future holds a claiming [`ShardRef`], made when the timer
+//!   is: its place among the wheel's `max_pending` live timers goes back
+//!   when that hold is dropped, and nowhere else. A shared entry's
+//!   handles reach the shard through a `ShardHold`, which claims nothing.
 
 use std::task::{Poll, Waker};
 
