@@ -41,6 +41,7 @@ use std::time::{Duration, Instant as StdInstant};
 
 use tokio::time::Instant;
 
+use crate::sleep::Sleep as WheelSleep;
 use crate::timer::Wheel;
 
 /// A [`hyper::rt::Timer`] whose sleeps are hashwheel
@@ -125,7 +126,7 @@ pub struct Timer {
 #[derive(Debug)]
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 pub struct Sleep {
-    inner: crate::Sleep,
+    inner: WheelSleep,
 }
 
 // ===== impl Timer =====
@@ -226,23 +227,23 @@ impl Sleep {
     }
 
     /// The hashwheel sleep inside.
-    pub fn get_ref(&self) -> &crate::Sleep {
+    pub fn get_ref(&self) -> &WheelSleep {
         &self.inner
     }
 
     /// The hashwheel sleep inside, mutably.
-    pub fn get_mut(&mut self) -> &mut crate::Sleep {
+    pub fn get_mut(&mut self) -> &mut WheelSleep {
         &mut self.inner
     }
 
     /// Gives back the hashwheel sleep inside.
-    pub fn into_inner(self) -> crate::Sleep {
+    pub fn into_inner(self) -> WheelSleep {
         self.inner
     }
 }
 
-impl From<crate::Sleep> for Sleep {
-    fn from(inner: crate::Sleep) -> Sleep {
+impl From<WheelSleep> for Sleep {
+    fn from(inner: WheelSleep) -> Sleep {
         Sleep { inner }
     }
 }

@@ -54,6 +54,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::timeout::Timeout as WheelTimeout;
 use crate::timer::Wheel;
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
@@ -127,7 +128,7 @@ pin_project! {
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct ResponseFuture<F> {
         #[pin]
-        inner: crate::Timeout<F>,
+        inner: WheelTimeout<F>,
     }
 }
 
