@@ -45,7 +45,8 @@ pub(crate) struct Core {
     pub(crate) clock: Clock,
     pub(crate) slots: usize,
     pub(crate) max_pending: Option<usize>,
-    /// Timer futures alive, counted only when `max_pending` is set.
+    /// Timer futures alive, counted only when `max_pending` is set: each
+    /// holds one count in its claiming [`ShardRef`], which gives it back.
     pub(crate) live: Padded<AtomicUsize>,
     /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
     next_wake: Padded<AtomicU64>,
