@@ -5,9 +5,15 @@
 //!
 //! # Invariants
 //!
-//! - Every value is one entry of `wheel`, filed at its deadline's tick, and
-//!   never before `start`, the tick the queue was made in (a deadline from
-//!   before that counts as the queue's first tick, as tokio-util counts it).
+//! - Every value is one entry of `wheel`, never due before `start`, the
+//!   tick the queue was made in (a deadline from before that counts as the
+//!   queue's first tick, as tokio-util counts it). Its due tick is the tick
+//!   it is filed at plus its `later` ticks: a value moved to a later
+//!   deadline while linked into a bucket stays there (moving it would
+//!   unlink it from two list neighbours, a cache miss each at millions of
+//!   values) and goes on to its due tick when its filed tick comes. `pushed`
+//!   counts the values whose `later` is not 0; no value in the wheel's due
+//!   list has one once [`QueueWheel::look`] returns.
 //! - A [`Due`] is a tick the queue may hold work at. The queue stores and
 //!   compares them, and asks this module what deadline or instant one
 //!   stands for; it never computes one.
@@ -20,6 +26,7 @@
 //!   hands out what it holds as if every deadline had passed
 //!   ([`QueueWheel::expire_all`]), as a `Sleep` completes then.
 
+use std::num::NonZeroU32;
 use std::task::Waker;
 
 use tokio::time::Instant;
@@ -53,13 +60,33 @@ pub(crate) enum Look {
     Never,
 }
 
+/// A queued value, the generation of its key, and how many ticks after
+/// the one it is filed at it is due. One struct, so that the two `u32`s
+/// share the padding of a word-aligned `T` (a `u64` value costs 32 bytes
+/// an entry, a `String` 48, as with no `later` at all). The generation is
+/// never zero, which gives the wheel's `Option` of an entry a spare value.
+#[derive(Debug)]
+pub(crate) struct Queued<T> {
+    pub(crate) value: T,
+    pub(crate) generation: NonZeroU32,
+    later: u32,
+}
+
+impl<T> Queued<T> {
+    fn due(&self, filed: u64) -> u64 {
+        filed + u64::from(self.later)
+    }
+}
+
 /// A single-owner hashed wheel whose entries carry a `T`, in deadlines.
 #[derive(Debug)]
 pub(crate) struct QueueWheel<T> {
-    wheel: HashedWheel<T>,
+    wheel: HashedWheel<Queued<T>>,
     clock: Clock,
     slots: u64,
     start: u64,
+    /// Values due later than the tick they are filed at.
+    pushed: usize,
 }
 
 impl<T> QueueWheel<T> {
@@ -71,6 +98,7 @@ impl<T> QueueWheel<T> {
             clock: core.clock,
             slots: core.slots as u64,
             start,
+            pushed: 0,
         }
     }
 
@@ -85,37 +113,90 @@ impl<T> QueueWheel<T> {
     }
 
     /// Files `value` at `deadline`; gives it back when the wheel is full.
-    pub(crate) fn insert(&mut self, deadline: Deadline, value: T) -> Result<(u32, Due), T> {
+    pub(crate) fn insert(
+        &mut self,
+        deadline: Deadline,
+        value: T,
+        generation: NonZeroU32,
+    ) -> Result<(u32, Due), T> {
         let tick = self.tick_of(deadline);
-        let key = self.wheel.insert(tick, value)?;
+        let queued = Queued {
+            value,
+            generation,
+            later: 0,
+        };
+        let key = self.wheel.insert(tick, queued).map_err(|q| q.value)?;
         Ok((key, Due(tick)))
     }
 
-    /// Moves the entry `key` to `deadline`.
+    /// Moves the entry `key` to `deadline`. A later deadline for an entry
+    /// linked into a bucket only records how much later (see the module
+    /// invariants); anything else moves the entry now.
     pub(crate) fn reschedule(&mut self, key: u32, deadline: Deadline) -> Due {
         let tick = self.tick_of(deadline);
-        self.wheel.reschedule(key, tick);
+        let filed = self.wheel.tick_of(key);
+        let later = (tick != NEVER && tick > filed && self.wheel.is_filed(key))
+            .then(|| u32::try_from(tick - filed).ok())
+            .flatten();
+        let q = self.wheel.get_mut(key).expect("a queued value");
+        let was = q.later != 0;
+        q.later = later.unwrap_or(0);
+        if later.is_none() {
+            self.wheel.reschedule(key, tick);
+        }
+        self.pushed = self.pushed + usize::from(later.is_some()) - usize::from(was);
         Due(tick)
+    }
+
+    /// The tick the entry `key` is due at.
+    fn due_of(&self, key: u32) -> u64 {
+        let (filed, q) = self.wheel.get_with_tick(key).expect("a queued value");
+        q.due(filed)
     }
 
     /// The deadline of the entry `key` as tokio-util reports it: the end of
     /// the tick it expires at.
     pub(crate) fn deadline_of(&self, key: u32) -> Instant {
-        self.clock.instant_of_tick(self.wheel.tick_of(key))
+        self.clock.instant_of_tick(self.due_of(key))
     }
 
-    /// Advances to now and says what comes next. Across more than a turn,
-    /// advancing visits each bucket once, which mixes turns: the due
-    /// entries are then put in deadline order, as tokio-util hands them out.
+    /// Moves on the values that the wheel's advance found due at the tick
+    /// they are filed at but that are due later: to their bucket when their
+    /// tick is still ahead, else they stay due with their own tick. Returns
+    /// whether the due list may be out of tick order.
+    fn recheck_due(&mut self) -> bool {
+        if self.pushed == 0 {
+            return false;
+        }
+        let mut settled = 0;
+        let retick = self.wheel.recheck_due(|filed, q| {
+            (q.later != 0).then(|| {
+                settled += 1;
+                let due = q.due(filed);
+                q.later = 0;
+                due
+            })
+        });
+        self.pushed -= settled;
+        retick
+    }
+
+    /// Advances to now and says what comes next. Values found due at the
+    /// tick they are filed at but due later move on (see the invariants).
+    /// Across more than a turn, advancing visits each bucket once, which
+    /// mixes turns: the due entries are then put in deadline order, as
+    /// tokio-util hands them out.
     pub(crate) fn look(&mut self) -> Look {
         if let Some(key) = self.wheel.peek_due() {
+            debug_assert!(self.get(key).is_some_and(|q| q.later == 0));
             return Look::Ready(key);
         }
         let now = self.clock.now_tick();
         let elapsed = self.wheel.elapsed();
         if now > elapsed {
             self.wheel.advance(now);
-            if now - elapsed >= self.slots {
+            let retick = self.recheck_due();
+            if retick || now - elapsed >= self.slots {
                 self.wheel.sort_due();
             }
             if let Some(key) = self.wheel.peek_due() {
@@ -128,17 +209,19 @@ impl<T> QueueWheel<T> {
         }
     }
 
-    pub(crate) fn remove(&mut self, key: u32) -> T {
-        self.wheel.remove(key)
+    pub(crate) fn remove(&mut self, key: u32) -> Queued<T> {
+        let q = self.wheel.remove(key);
+        self.pushed -= usize::from(q.later != 0);
+        q
     }
 
-    pub(crate) fn get(&self, key: u32) -> Option<&T> {
+    pub(crate) fn get(&self, key: u32) -> Option<&Queued<T>> {
         self.wheel.get(key)
     }
 
     /// The entry that expires first.
     pub(crate) fn peek_earliest(&self) -> Option<u32> {
-        self.wheel.peek_earliest()
+        self.wheel.peek_earliest(|filed, q| q.due(filed))
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -159,6 +242,7 @@ impl<T> QueueWheel<T> {
 
     pub(crate) fn clear(&mut self) {
         self.wheel.clear();
+        self.pushed = 0;
     }
 
     /// Makes every entry due, in deadline order: for a queue whose shared
@@ -166,6 +250,7 @@ impl<T> QueueWheel<T> {
     /// inserted afterwards are due at once.
     pub(crate) fn expire_all(&mut self) {
         self.wheel.advance(NEVER - 1);
+        self.recheck_due();
         self.wheel.sort_due();
     }
 }
@@ -260,5 +345,20 @@ impl Drop for QueueAlarm {
         if let Some((key, tick)) = self.entry.take() {
             self.shard.get().cancel(key, tick);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_stay_smaller_than_tokio_utils() {
+        // tokio-util stores 56 bytes per u64 value. The key's generation is
+        // never zero, so a vacant slot costs the entry no extra word, and
+        // `later` fills the padding a word-aligned value leaves.
+        assert_eq!(HashedWheel::<Queued<u32>>::slot_bytes(), 32);
+        assert_eq!(HashedWheel::<Queued<u64>>::slot_bytes(), 32);
+        assert_eq!(HashedWheel::<Queued<String>>::slot_bytes(), 48);
     }
 }

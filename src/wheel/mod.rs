@@ -256,6 +256,18 @@ impl<T> HashedWheel<T> {
         self.entries[key as usize].prev == UNFILED
     }
 
+    /// Whether the entry is linked into a bucket: moving it means unlinking
+    /// it from its two list neighbours.
+    pub(crate) fn is_filed(&self, key: u32) -> bool {
+        let e = &self.entries[key as usize];
+        e.prev != DETACHED && e.prev != UNFILED && e.tick > self.elapsed
+    }
+
+    /// The value of `key` and the tick it is filed at.
+    pub(crate) fn get_with_tick(&self, key: u32) -> Option<(u64, &T)> {
+        self.entries.get(key as usize).map(|e| (e.tick, &e.value))
+    }
+
     pub(crate) fn get(&self, key: u32) -> Option<&T> {
         self.entries.get(key as usize).map(|e| &e.value)
     }
@@ -433,10 +445,12 @@ impl<T> HashedWheel<T> {
     }
 
     /// The entry that expires first: the head of the due list, else the
-    /// scheduled entry with the smallest tick. O(slots) at worst: buckets are
-    /// scanned in tick order and the scan stops at the first bucket holding
-    /// an entry of the current turn.
-    pub(crate) fn peek_earliest(&self) -> Option<u32> {
+    /// scheduled entry with the smallest tick as `due` works it out from the
+    /// tick an entry is filed at and its value (never earlier than that
+    /// tick: an owner may keep a later one in the value). O(slots) at worst:
+    /// buckets are scanned in tick order and the scan stops at the first
+    /// bucket whose tick is already beaten.
+    pub(crate) fn peek_earliest(&self, due: impl Fn(u64, &T) -> u64) -> Option<u32> {
         if self.due_head != NIL {
             return Some(self.due_head);
         }
@@ -449,11 +463,14 @@ impl<T> HashedWheel<T> {
             let mut key = self.buckets[b].head;
             while key != NIL {
                 let e = &self.entries[key as usize];
-                if best.is_none_or(|(tick, _)| e.tick < tick) {
-                    best = Some((e.tick, key));
+                let tick = due(e.tick, &e.value);
+                debug_assert!(tick >= e.tick, "a due tick before the filed one");
+                if best.is_none_or(|(best, _)| tick < best) {
+                    best = Some((tick, key));
                 }
                 key = e.next;
             }
+            // Every later bucket holds ticks after `t` only.
             if best.is_some_and(|(tick, _)| tick <= t) {
                 break;
             }
@@ -461,12 +478,44 @@ impl<T> HashedWheel<T> {
         // Then the unfiled entries, which came after every filed one: only
         // an earlier tick beats what the buckets hold.
         for &key in self.unfiled.iter().filter(|&&k| k != NIL) {
-            let tick = self.entries[key as usize].tick;
+            let e = &self.entries[key as usize];
+            let tick = due(e.tick, &e.value);
             if best.is_none_or(|(t, _)| tick < t) {
                 best = Some((tick, key));
             }
         }
         best.map(|(_, key)| key)
+    }
+
+    /// Walks the due list and asks `later` of each entry (given the tick it
+    /// is filed at) whether it is really due at a later tick: an owner may
+    /// record a later deadline in the value instead of moving the entry.
+    /// One whose later tick is still ahead goes back to be filed there; one
+    /// whose later tick has come too stays due, with that tick. Returns
+    /// whether any stayed: the due list may then be out of tick order (see
+    /// [`sort_due`](Self::sort_due)).
+    pub(crate) fn recheck_due(
+        &mut self,
+        mut later: impl FnMut(u64, &mut T) -> Option<u64>,
+    ) -> bool {
+        let mut retick = false;
+        let mut key = self.due_head;
+        while key != NIL {
+            let e = &mut self.entries[key as usize];
+            let next = e.next;
+            if let Some(tick) = later(e.tick, &mut e.value) {
+                debug_assert!(tick > e.tick && tick != NEVER, "not a later tick");
+                if tick > self.elapsed {
+                    self.unlink_from(key, None);
+                    self.place_later(key, tick);
+                } else {
+                    e.tick = tick;
+                    retick = true;
+                }
+            }
+            key = next;
+        }
+        retick
     }
 
     /// Puts the due list in tick order, keeping the order of entries that
@@ -927,14 +976,47 @@ mod tests {
     #[test]
     fn peek_earliest_finds_the_smallest_tick() {
         let mut w = HashedWheel::new(8, 0);
-        assert_eq!(w.peek_earliest(), None);
+        assert_eq!(w.peek_earliest(|t, _| t), None);
         let far = w.insert(17, 0).unwrap(); // bucket 1, turn 3
         let near = w.insert(10, 0).unwrap(); // bucket 2, turn 2
-        assert_eq!(w.peek_earliest(), Some(near));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(near));
         w.remove(near);
-        assert_eq!(w.peek_earliest(), Some(far));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(far));
         let due = w.insert(0, 0).unwrap();
-        assert_eq!(w.peek_earliest(), Some(due));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(due));
+    }
+
+    /// An owner that keeps a later tick in the value (here: the value is
+    /// how many ticks later): `peek_earliest` counts it, and `recheck_due`
+    /// files an entry whose later tick is ahead again and keeps one whose
+    /// later tick has come too, at that tick.
+    #[test]
+    fn an_owners_later_tick_counts_in_peek_and_recheck() {
+        let mut w = HashedWheel::new(8, 0);
+        let later = |t: u64, &v: &u32| t + u64::from(v);
+        let pop = |w: &mut HashedWheel<u32>| {
+            std::iter::from_fn(|| w.pop_due().map(|(k, _)| k)).collect::<Vec<_>>()
+        };
+        let pushed = w.insert(2, 0).unwrap();
+        let plain = w.insert(5, 0).unwrap();
+        let caught = w.insert(3, 0).unwrap();
+        w.advance(1); // files them all
+        assert!(w.is_filed(pushed) && w.is_filed(plain));
+        *w.get_mut(pushed).unwrap() = 7; // due at 9
+        *w.get_mut(caught).unwrap() = 1; // due at 4
+        assert_eq!(w.peek_earliest(later), Some(caught));
+        assert_eq!(w.get_with_tick(pushed), Some((2, &7)));
+        w.advance(4);
+        let retick = w.recheck_due(|t, v| (*v != 0).then(|| t + u64::from(std::mem::take(v))));
+        assert!(retick, "`caught` stays due at 4");
+        assert_eq!(w.tick_of(caught), 4);
+        assert_eq!(w.tick_of(pushed), 9);
+        assert_eq!(w.place_of(pushed), Place::Scheduled);
+        assert_eq!(pop(&mut w), [caught]);
+        assert_eq!(w.peek_earliest(later), Some(plain));
+        w.advance(9);
+        assert!(!w.recheck_due(|_, _| None));
+        assert_eq!(pop(&mut w), [plain, pushed]);
     }
 
     #[test]
@@ -1057,13 +1139,13 @@ mod tests {
         let filed = w.insert(6, 1).unwrap();
         w.advance(1);
         let early = w.insert(4, 2).unwrap();
-        assert_eq!(w.peek_earliest(), Some(early));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(early));
         w.remove(early);
         let tie = w.insert(6, 3).unwrap();
         assert!(w.is_unfiled(tie));
-        assert_eq!(w.peek_earliest(), Some(filed));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(filed));
         w.remove(filed);
-        assert_eq!(w.peek_earliest(), Some(tie));
+        assert_eq!(w.peek_earliest(|t, _| t), Some(tie));
     }
 
     #[test]

@@ -218,7 +218,7 @@ fn check(w: &HashedWheel<u32>, m: &Model) {
     }
     let earliest = m.earliest();
     assert_eq!(
-        w.peek_earliest(),
+        w.peek_earliest(|t, _| t),
         earliest.map(|(_, k)| k),
         "the earliest entry"
     );
@@ -304,7 +304,7 @@ fn run(slots: usize, ops: &[Op]) {
         .collect();
     assert_eq!(drained, pending);
     assert_eq!(w.pending(), 0);
-    assert_eq!(w.peek_earliest(), None);
+    assert_eq!(w.peek_earliest(|t, _| t), None);
 }
 
 fn delta(slots: u64) -> impl Strategy<Value = Option<u64>> {
