@@ -178,9 +178,20 @@ async fn one_task(wheel: Wheel, id: u64, ops: u64, tally: Arc<Tally>) {
                 let keys: Vec<_> = (0..4).map(|v| queue.insert(v, rng.dur(3000))).collect();
                 let removed = queue.remove(&keys[(rng.next() % 4) as usize]);
                 let mut left = 3;
+                if rng.next() % 2 == 0 {
+                    // A poll after a tick files the values in their
+                    // buckets, so the resets below move filed values (one
+                    // moved later stays put until its old deadline).
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    if let Poll::Ready(Some(e)) = futures::poll!(queue.next()) {
+                        tally.fired(e.deadline());
+                        left -= 1;
+                    }
+                }
                 for k in &keys {
                     if *k != removed.key() {
-                        queue.reset(k, rng.dur(3000));
+                        // `None` for a value that came out above.
+                        let _ = queue.try_reset(k, rng.dur(3000));
                     }
                 }
                 while let Some(e) = queue.next().await {
