@@ -107,10 +107,11 @@ impl<T> Expired<T> {
 /// its new tick when its old one comes (as tokio's timer does with a
 /// `Sleep` moved later). Moving it at once would unlink it from its two list
 /// neighbours, and at a million values each is a cache miss: a reset of
-/// one of 1M values in random order costs about 420 ns this way against
-/// about 700 moved at once (BENCHMARKS.md). The task may then be woken at the old
-/// deadline, find nothing due, and wait again; no value ever comes out
-/// early or late.
+/// one of 1M values in random order costs about 400 ns this way against
+/// about 800 moved at once, and the move, when the old deadline comes,
+/// about 50 (BENCHMARKS.md, "What changed in run 8"). The task may then be
+/// woken at the old deadline, find nothing due, and wait again; no value
+/// ever comes out early or late.
 ///
 /// After the wheel shuts down (see [`Wheel::shutdown`](crate::Wheel::shutdown))
 /// nothing will wake the queue again, so it hands out every value it holds

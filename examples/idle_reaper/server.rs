@@ -4,7 +4,9 @@
 //! - [`serve_with_sleep`]: each connection owns a `Sleep` and resets it on
 //!   every read, inside `select!` (no `tokio::pin!`: the sleep is `Unpin`).
 //! - [`Reaper`]: one task owns a `DelayQueue` of connection ids; connections
-//!   report activity to it, and it tells those that expire to close.
+//!   report activity to it, and it tells those that expire to close. Each
+//!   report moves a connection's deadline later, which writes its queue
+//!   entry only: the entry moves to its new tick when its old one comes.
 //!
 //! Generic over the stream, so the same code serves TCP in the example and
 //! in-memory pipes in the tests.
