@@ -9,6 +9,14 @@
 //! up more than a turn (then the due list is put in order with
 //! [`HashedWheel::sort_due`], as the driver does). Every invariant written
 //! at the top of the wheel's module is checked after each step too.
+//!
+//! An owner may also make a filed entry due later without moving it (kept
+//! here in a map beside the wheel, as the `DelayQueue` keeps it in the
+//! entry's value): after each advance [`HashedWheel::recheck_due`] moves
+//! such entries on, and [`HashedWheel::peek_earliest`] counts their later
+//! tick. An entry moved on that way joins its new tick's entries in an
+//! order the model does not pin down ("loose"): for those only the set of
+//! due entries and their tick order are checked.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +42,10 @@ enum Op {
     Reschedule(usize, Option<u64>),
     /// Removes every `k`-th live entry, many of them unfiled.
     RemoveEvery(usize),
+    /// The owner of the `i`-th live entry, if it is filed in a bucket, makes
+    /// it due `extra` ticks after the tick it is filed at without moving it,
+    /// as the `DelayQueue` does ([`HashedWheel::recheck_due`] moves it on).
+    Later(usize, u64),
     Advance(u64),
 }
 
@@ -54,10 +66,17 @@ struct Model {
     entries: BTreeMap<u32, State>,
     elapsed: u64,
     seq: u64,
+    /// The later tick an owner gave a filed entry (see the module docs).
+    later: BTreeMap<u32, u64>,
+    /// Entries moved on by `recheck_due`, whose filing order among their
+    /// tick's entries the model does not pin down.
+    loose: BTreeSet<u32>,
 }
 
 impl Model {
     fn place(&mut self, key: u32, target: Option<u64>) -> bool {
+        self.later.remove(&key);
+        self.loose.remove(&key);
         let state = match target {
             None => State::Parked,
             Some(tick) => {
@@ -90,16 +109,26 @@ impl Model {
         due.into_iter().map(|(_, _, k)| k).collect()
     }
 
-    /// The scheduled entry that expires first.
-    fn earliest(&self) -> Option<(u64, u32)> {
-        self.entries
+    /// The scheduled entry that expires first, counting owners' later
+    /// ticks, and whether its key is pinned down (no other entry due at
+    /// its tick has a later tick or is loose).
+    fn earliest(&self) -> Option<(u64, u32, bool)> {
+        let due: Vec<(u64, u64, u32)> = self
+            .entries
             .iter()
             .filter_map(|(&k, s)| match *s {
-                State::Scheduled { tick, seq } => Some((tick, seq, k)),
+                State::Scheduled { tick, seq } => {
+                    Some((self.later.get(&k).copied().unwrap_or(tick), seq, k))
+                }
                 _ => None,
             })
-            .min()
-            .map(|(tick, _, k)| (tick, k))
+            .collect();
+        let &(tick, _, key) = due.iter().min()?;
+        let pinned = due
+            .iter()
+            .filter(|&&(t, _, _)| t == tick)
+            .all(|(_, _, k)| !self.later.contains_key(k) && !self.loose.contains(k));
+        Some((tick, key, pinned))
     }
 
     fn pending(&self) -> usize {
@@ -119,16 +148,42 @@ fn tick_of(target: Option<u64>) -> u64 {
 }
 
 /// Pops every due entry and checks them against the model, which marks
-/// them expired.
+/// them expired: exactly in (tick, filing) order, except that entries in
+/// `loose` are only checked to be there, in tick order.
 fn pop_all(w: &mut HashedWheel<u32>, m: &mut Model, expected: Vec<u32>) {
     let mut popped = Vec::new();
     while let Some((key, value)) = w.pop_due() {
         assert_eq!(*value, key, "an entry keeps its value");
         popped.push(key);
     }
-    assert_eq!(popped, expected, "due entries, in (tick, filing) order");
+    for &key in &popped {
+        if let Some(&State::Scheduled { tick, .. }) = m.entries.get(&key) {
+            assert_eq!(w.tick_of(key), tick, "entry {key}: the tick it is due at");
+        }
+    }
+    let ticks: Vec<u64> = popped.iter().map(|&k| w.tick_of(k)).collect();
+    assert!(
+        ticks.windows(2).all(|t| t[0] <= t[1]),
+        "due in tick order: {ticks:?}"
+    );
+    let exact = |keys: &[u32]| -> Vec<u32> {
+        keys.iter()
+            .copied()
+            .filter(|k| !m.loose.contains(k))
+            .collect()
+    };
+    assert_eq!(
+        exact(&popped),
+        exact(&expected),
+        "due entries, in (tick, filing) order"
+    );
+    let (mut got, mut want) = (popped.clone(), expected);
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "due entries");
     for key in popped {
         m.entries.insert(key, State::Expired);
+        m.loose.remove(&key);
     }
 }
 
@@ -217,12 +272,18 @@ fn check(w: &HashedWheel<u32>, m: &Model) {
         }
     }
     let earliest = m.earliest();
-    assert_eq!(
-        w.peek_earliest(|t, _| t),
-        earliest.map(|(_, k)| k),
-        "the earliest entry"
-    );
-    if let Some((tick, _)) = earliest {
+    let peeked = w.peek_earliest(|t, v| m.later.get(v).copied().unwrap_or(t));
+    match (peeked, earliest) {
+        (Some(got), Some((tick, key, pinned))) => {
+            let got_tick = m.later.get(&got).copied().unwrap_or(w.tick_of(got));
+            assert_eq!(got_tick, tick, "the earliest entry's tick");
+            if pinned {
+                assert_eq!(got, key, "the earliest entry");
+            }
+        }
+        (got, want) => assert_eq!(got, want.map(|(_, k, _)| k), "the earliest entry"),
+    }
+    if let Some((tick, _, _)) = earliest {
         let next = w.next_expiration().expect("a scheduled entry");
         assert!(next <= tick, "next expiration {next} after tick {tick}");
     }
@@ -234,6 +295,8 @@ fn run(slots: usize, ops: &[Op]) {
         entries: BTreeMap::new(),
         elapsed: 0,
         seq: 0,
+        later: BTreeMap::new(),
+        loose: BTreeSet::new(),
     };
     for op in ops {
         match *op {
@@ -253,7 +316,7 @@ fn run(slots: usize, ops: &[Op]) {
                 }
                 pop_all(&mut w, &mut m, vec![]);
             }
-            Op::Remove(i) | Op::Reschedule(i, _) if m.entries.is_empty() => {
+            Op::Remove(i) | Op::Reschedule(i, _) | Op::Later(i, _) if m.entries.is_empty() => {
                 let _ = i;
             }
             Op::Remove(i) => {
@@ -261,6 +324,19 @@ fn run(slots: usize, ops: &[Op]) {
                 let key = live[i % live.len()];
                 assert_eq!(w.remove(key), key);
                 m.entries.remove(&key);
+                m.later.remove(&key);
+                m.loose.remove(&key);
+            }
+            Op::Later(i, extra) => {
+                let live = m.live();
+                let key = live[i % live.len()];
+                if w.is_filed(key) {
+                    let State::Scheduled { tick, .. } = m.entries[&key] else {
+                        panic!("entry {key}: filed but not scheduled in the model");
+                    };
+                    assert!(tick > m.elapsed, "entry {key}: filed with a due tick");
+                    m.later.insert(key, tick + extra);
+                }
             }
             Op::Reschedule(i, delta) => {
                 let live = m.live();
@@ -274,14 +350,41 @@ fn run(slots: usize, ops: &[Op]) {
                 for key in m.live().into_iter().step_by(k) {
                     assert_eq!(w.remove(key), key);
                     m.entries.remove(&key);
+                    m.later.remove(&key);
+                    m.loose.remove(&key);
                 }
             }
             Op::Advance(by) => {
                 let now = m.elapsed + by;
+                // Entries whose filed tick comes and that are due later:
+                // moved on to that tick, loose among its entries.
+                let moved: Vec<(u32, u64)> = m
+                    .later
+                    .iter()
+                    .filter(|(k, _)| {
+                        matches!(m.entries[*k], State::Scheduled { tick, .. } if tick <= now)
+                    })
+                    .map(|(&k, &due)| (k, due))
+                    .collect();
+                for &(key, due) in &moved {
+                    m.later.remove(&key);
+                    m.seq += 1;
+                    m.entries.insert(
+                        key,
+                        State::Scheduled {
+                            tick: due,
+                            seq: m.seq,
+                        },
+                    );
+                    m.loose.insert(key);
+                }
                 let expected = m.due(now);
                 w.advance(now);
                 m.elapsed = now;
-                if by > slots as u64 {
+                let mut rechecked: BTreeMap<u32, u64> = moved.into_iter().collect();
+                let retick = w.recheck_due(|_, v| rechecked.remove(v));
+                assert!(rechecked.is_empty(), "not in the due list: {rechecked:?}");
+                if retick || by > slots as u64 {
                     w.sort_due();
                 }
                 pop_all(&mut w, &mut m, expected);
@@ -323,6 +426,7 @@ fn op(slots: u64) -> impl Strategy<Value = Op> {
         3 => any::<usize>().prop_map(Op::Remove),
         3 => (any::<usize>(), delta(slots)).prop_map(|(i, d)| Op::Reschedule(i, d)),
         1 => (1..5usize).prop_map(Op::RemoveEvery),
+        3 => (any::<usize>(), 1..2 * slots + 3).prop_map(|(i, e)| Op::Later(i, e)),
         4 => (0..2 * slots + 2).prop_map(Op::Advance),
     ]
 }
