@@ -201,3 +201,28 @@ async fn a_move_later_by_more_than_2_pow_32_ticks_moves_the_value_at_once() {
         other => panic!("not out at its deadline: {other:?}"),
     }
 }
+
+/// Values moved later while filed, then the wheel shuts down: everything
+/// comes out at once, in the order of the deadlines they were moved to,
+/// each with that deadline.
+#[tokio::test(start_paused = true)]
+async fn values_moved_later_come_out_in_their_new_order_at_shutdown() {
+    let wheel = Wheel::new();
+    let mut q = task::spawn(wheel.delay_queue());
+    let start = Instant::now();
+    let a = q.insert("a", common::ms(10));
+    let b = q.insert("b", common::ms(20));
+    q.insert("c", common::ms(30));
+    // A poll after a tick files the values in their buckets.
+    common::advance(common::ms(1)).await;
+    assert!(q.enter(|cx, mut q| q.poll_expired(cx)).is_pending());
+    q.reset(&a, common::ms(49)); // due at 50
+    q.reset(&b, common::ms(39)); // due at 40
+    wheel.shutdown();
+    let mut got = Vec::new();
+    while let Poll::Ready(Some(e)) = q.enter(|cx, mut q| q.poll_expired(cx)) {
+        let at = (e.deadline() - start).as_millis();
+        got.push((e.into_inner(), at));
+    }
+    assert_eq!(got, [("c", 30), ("b", 40), ("a", 50)]);
+}
