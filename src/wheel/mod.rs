@@ -17,6 +17,11 @@
 //! (a request's timeout, removed when the request completes); one removed
 //! while unfiled leaves a hole in that list and never touches a bucket or
 //! a neighbour, so neither the link nor the unlink is paid for it.
+//! An owner may also keep a later due tick in an entry's value and leave
+//! the entry where it is (the `DelayQueue` does, for a deadline moved
+//! later); once the entry's tick has come, [`HashedWheel::recheck_due`]
+//! moves it on, and [`HashedWheel::peek_earliest`] takes the owner's tick.
+//! To the wheel such an entry is an ordinary one, due at its own tick.
 //!
 //! # Invariants
 //!
