@@ -108,12 +108,9 @@ impl ShardState {
         if self.swept.is_empty() {
             return;
         }
-        let mut keys = mem::take(&mut self.swept);
-        for key in keys.drain(..) {
-            // A no-op waker: the sleep's own was dropped when it cancelled.
-            drop(self.wheel.remove(key));
-        }
-        self.swept = keys;
+        // Their wakers are no-ops: the sleeps' own went when they cancelled.
+        self.wheel.remove_many(&self.swept, drop);
+        self.swept.clear();
         self.give_back_if_empty();
     }
 

@@ -40,8 +40,10 @@ enum Op {
     /// Moves the `i`-th live entry to `delta` ticks after `elapsed`, or
     /// parks it.
     Reschedule(usize, Option<u64>),
-    /// Removes every `k`-th live entry, many of them unfiled.
-    RemoveEvery(usize),
+    /// Removes every `k`-th live entry, many of them unfiled; in one
+    /// [`HashedWheel::remove_many`] when `batch` (the shards' sweep), where
+    /// entries and their list neighbours go together.
+    RemoveEvery(usize, bool),
     /// The owner of the `i`-th live entry, if it is filed in a bucket, makes
     /// it due `extra` ticks after the tick it is filed at without moving it,
     /// as the `DelayQueue` does ([`HashedWheel::recheck_due`] moves it on).
@@ -346,9 +348,18 @@ fn run(slots: usize, ops: &[Op]) {
                 let due = m.place(key, t);
                 pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
             }
-            Op::RemoveEvery(k) => {
-                for key in m.live().into_iter().step_by(k) {
-                    assert_eq!(w.remove(key), key);
+            Op::RemoveEvery(k, batch) => {
+                let keys: Vec<u32> = m.live().into_iter().step_by(k).collect();
+                if batch {
+                    let mut got = Vec::new();
+                    w.remove_many(&keys, |v| got.push(v));
+                    assert_eq!(got, keys);
+                } else {
+                    for &key in &keys {
+                        assert_eq!(w.remove(key), key);
+                    }
+                }
+                for key in keys {
                     m.entries.remove(&key);
                     m.later.remove(&key);
                     m.loose.remove(&key);
@@ -425,7 +436,7 @@ fn op(slots: u64) -> impl Strategy<Value = Op> {
             .prop_map(|(n, step, spread)| Op::Burst { n, step, spread }),
         3 => any::<usize>().prop_map(Op::Remove),
         3 => (any::<usize>(), delta(slots)).prop_map(|(i, d)| Op::Reschedule(i, d)),
-        1 => (1..5usize).prop_map(Op::RemoveEvery),
+        2 => (1..5usize, any::<bool>()).prop_map(|(k, b)| Op::RemoveEvery(k, b)),
         3 => (any::<usize>(), 1..2 * slots + 3).prop_map(|(i, e)| Op::Later(i, e)),
         4 => (0..2 * slots + 2).prop_map(Op::Advance),
     ]
@@ -462,7 +473,8 @@ fn a_burst_past_the_bound_keeps_every_rule() {
                 step: 7,
                 spread: 40,
             },
-            Op::RemoveEvery(3),
+            Op::RemoveEvery(3, false),
+            Op::RemoveEvery(2, true),
             Op::Insert(Some(1)),
             Op::Reschedule(5, Some(0)),
             Op::Reschedule(11, None),
