@@ -474,16 +474,18 @@ fn reset_later_by_the_word_vs_shutdown() {
     });
 }
 
-/// A sleep dropped while the driver fires its tick: its entry waits in the
-/// shard for a sweep, with its waker already dropped. Either the driver
-/// fires it (and wakes the task) or the drop cancels it (and nobody is
-/// woken); never both, never neither, and nothing stays behind.
-#[test]
-fn sleep_drop_vs_fire() {
-    model(|| {
+/// A sleep dropped while the driver fires its tick. Alone in its shard, its
+/// entry goes at once; with a sleep registered after it (`swept`), it waits
+/// in the shard for a sweep, waker and all. Either the driver fires it (and
+/// wakes the task) or the drop cancels it (and nobody is woken); never
+/// both, never neither, and nothing stays behind.
+fn sleep_drop_vs_fire(swept: bool) {
+    model(move || {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 5), &w);
+        let (other_flag, other_waker) = flag();
+        let other = swept.then(|| registered(self::sleep(&shards, 0, 100), &other_waker));
         let dropper = thread::spawn(move || drop(sleep));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 10));
@@ -504,8 +506,20 @@ fn sleep_drop_vs_fire() {
         );
         // The next driver run sweeps what the drop left.
         driver_run(&shards, 11);
+        assert!(!woken(&other_flag), "the other sleep is not due");
+        drop(other);
         assert_empty(&shards);
     });
+}
+
+#[test]
+fn sleep_drop_vs_fire_alone() {
+    sleep_drop_vs_fire(false);
+}
+
+#[test]
+fn sleep_drop_vs_fire_swept() {
+    sleep_drop_vs_fire(true);
 }
 
 /// A sleep's entry is the driver's once its tick is processed: the driver

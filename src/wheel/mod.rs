@@ -15,8 +15,9 @@
 //! in order when it reaches [`FILE_AT`] entries or before the wheel
 //! advances or drains. Most timers are cancelled long before they are due
 //! (a request's timeout, removed when the request completes); one removed
-//! while unfiled leaves a hole in that list and never touches a bucket or
-//! a neighbour, so neither the link nor the unlink is paid for it.
+//! while unfiled leaves a hole in that list (or shortens it, if it was the
+//! newest) and never touches a bucket or a neighbour, so neither the link
+//! nor the unlink is paid for it.
 //! An owner may also keep a later due tick in an entry's value and leave
 //! the entry where it is (the `DelayQueue` does, for a deadline moved
 //! later); once the entry's tick has come, [`HashedWheel::recheck_due`]
@@ -31,8 +32,9 @@
 //! - Every entry is in exactly one of four places, and its fields say which:
 //!   * unfiled (`prev == UNFILED`): `unfiled[next]` is its key and its tick
 //!     is after `elapsed` (which only [`HashedWheel::advance`] moves, after
-//!     filing them all). Holes in `unfiled` are [`NIL`]; it never holds
-//!     more than [`FILE_AT`] keys and holes together.
+//!     filing them all). Holes in `unfiled` are [`NIL`], never its last
+//!     element; it never holds more than [`FILE_AT`] keys and holes
+//!     together.
 //!   * a bucket (`prev` neither `DETACHED` nor `UNFILED`, and
 //!     `tick > elapsed`): the bucket is `tick & mask`;
 //!   * the due list (`prev` neither `DETACHED` nor `UNFILED`, and
@@ -255,6 +257,10 @@ impl<T> HashedWheel<T> {
         let mut seen = 0;
         for &key in keys {
             let e = &self.entries[key as usize];
+            if e.prev == UNFILED {
+                // Its `next` is a place in the unfiled list: no neighbour.
+                continue;
+            }
             for n in [e.prev, e.next] {
                 // A reserved value (`NIL`, ...) lies past every slot.
                 if let Some(neighbour) = self.entries.get(n as usize) {
@@ -282,7 +288,15 @@ impl<T> HashedWheel<T> {
         self.place_later(key, tick);
     }
 
+    /// Whether the entry is the newest of those waiting to be filed: one
+    /// look at the list's end, not at the entry. Removing it touches no list
+    /// and shortens that one.
+    pub(crate) fn is_newest_unfiled(&self, key: u32) -> bool {
+        self.unfiled.last() == Some(&key)
+    }
+
     /// Whether the entry waits to be filed: removing it touches no list.
+    #[cfg(test)]
     pub(crate) fn is_unfiled(&self, key: u32) -> bool {
         self.entries[key as usize].prev == UNFILED
     }
@@ -700,10 +714,20 @@ impl<T> HashedWheel<T> {
     fn detach(&mut self, key: u32) {
         let e = &mut self.entries[key as usize];
         if e.prev == UNFILED {
-            debug_assert_eq!(self.unfiled[e.next as usize], key);
-            self.unfiled[e.next as usize] = NIL;
+            let at = e.next as usize;
+            debug_assert_eq!(self.unfiled[at], key);
             e.prev = DETACHED;
             e.next = NIL;
+            if at + 1 == self.unfiled.len() {
+                // The newest: the list gets shorter, by the holes before it
+                // too, and is filed that much later.
+                self.unfiled.pop();
+                while self.unfiled.last() == Some(&NIL) {
+                    self.unfiled.pop();
+                }
+            } else {
+                self.unfiled[at] = NIL;
+            }
         } else {
             self.unlink(key);
         }

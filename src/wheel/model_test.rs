@@ -233,6 +233,7 @@ fn check_invariants(w: &HashedWheel<u32>) {
         assert!(tick <= w.elapsed, "entry {key}: in the due list early");
     }
     assert!(w.unfiled.len() <= FILE_AT, "the unfiled list stays bounded");
+    assert_ne!(w.unfiled.last(), Some(&NIL), "no hole at the end");
     let mut unfiled = 0;
     for (i, &key) in w.unfiled.iter().enumerate() {
         if key == NIL {
