@@ -22,9 +22,8 @@ use crate::sync::Arc;
 ///
 /// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
 /// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
-/// until its first poll. Dropping it gives its entry back, with the waker
-/// in it, in its shard's next batch of removals (at most 32 drops later on
-/// that shard, and before its timers are next expired): amortised O(1).
+/// until its first poll. Dropping it drops its waker at once and gives
+/// its entry back with its shard's next batch of removals: amortised O(1).
 ///
 /// Far deadlines behave as with tokio: a duration whose sum with now
 /// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as

@@ -70,35 +70,22 @@ use crate::timeout::Timeout;
 ///   once: it waits, unfiled, in a list of up to 1024 entries per shard,
 ///   which is filed in order when it is full or before the driver advances
 ///   the shard. Most timers are cancelled long before they are due, and
-///   one cancelled while unfiled is removed with no bucket and no list
-///   neighbour written (at once if it is the newest, as a `timeout` whose
-///   future completes at its second poll is; its slot is then the next one
-///   handed out). In the
+///   one cancelled while unfiled is removed at once, with no bucket and no
+///   list neighbour written; its slot is the next one handed out. In the
 ///   server simulation of `examples/compare` 93 % of the request timeouts'
 ///   cancels found their entry unfiled (32 % with a list of 64). Counted
 ///   with callgrind in a task on one worker, register + cancel went from
 ///   about 786 to 737 instructions; with the slab's insert inlined and one
 ///   comparison less per deadline conversion, 665 (tokio's: 626).
-/// - Cancelling a sleep that is neither that newest entry nor its shard's
-///   only one does not even read its entry: the key goes
-///   on its shard's list of cancelled entries, and the shard removes them
-///   32 at a time (all of them before the driver looks at it, or as soon
-///   as they are all it holds), dropping their wakers after its lock. With
-///   millions of timers an entry is a cache miss and its two list
-///   neighbours, random in memory, two more: one cancel at a time waits for
-///   them in turn, while a batch first reads every entry and neighbour it
-///   will write, in loads that overlap, and then finds them in the cache.
-///   Measured in a task (`compare --only
-///   task_register,task_timeout,task_insert,cross --imps
-///   hashwheel,hashwheel_free,tokio`, two runs of each build, alternating):
-///   cancelling in random order went from 324–360 to 208–209 ns at 1M
-///   pending timers and from 341–380 to 218–235 at 4M (tokio 426–497 and
-///   503–613), in insertion order from 67–73 to 52–57 at 1M and from 68–69
-///   to 53–61 at 4M; register + cancel and a `timeout` pending once did
-///   not move (84–87 and 81–85 ns both before and after). Before that, from
-///   the first batches: random order from about 220 to 190 ns at 1M and
-///   from 390 to 270 at 4M, insertion order from 170 to 110 and from 130
-///   to 85 (an earlier host).
+/// - Cancelling a sleep whose entry has been filed drops its waker at once
+///   but leaves its entry in the wheel; the shard removes such entries 32
+///   at a time (and all of them before the driver looks at it). With millions of timers an entry's
+///   list neighbours are random in memory: removed one per lock hold, each
+///   cancel waited for those cache misses at the lock's release, while a
+///   batch lets them overlap. Measured in a task (two runs of each build,
+///   alternating), cancelling in random order went from about 220 to 190
+///   ns at 1M pending timers and from 390 to 270 ns at 4M; in insertion
+///   order from 170 to 110 ns at 1M and from 130 to 85 ns at 4M.
 /// - A deadline moved later only records the new tick; the driver files
 ///   the entry again when it meets it, and wakes no one at the old
 ///   deadline. Each entry's due tick is an atomic word in its shard's word

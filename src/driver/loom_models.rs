@@ -474,18 +474,23 @@ fn reset_later_by_the_word_vs_shutdown() {
     });
 }
 
-/// A sleep dropped while the driver fires its tick. Alone in its shard, its
-/// entry goes at once; with a sleep registered after it (`swept`), it waits
-/// in the shard for a sweep, waker and all. Either the driver fires it (and
-/// wakes the task) or the drop cancels it (and nobody is woken); never
-/// both, never neither, and nothing stays behind.
+/// A sleep dropped while the driver fires its tick. Unfiled, its entry goes
+/// at once; filed (`swept`: a driver run at tick 1 filed it, with a later
+/// sleep that keeps the shard from emptying), it waits in the shard for a
+/// sweep, its waker already dropped. Either the driver fires it (and wakes
+/// the task) or the drop cancels it (and nobody is woken); never both,
+/// never neither, and nothing stays behind.
 fn sleep_drop_vs_fire(swept: bool) {
     model(move || {
         let shards = wheel(1);
         let (f, w) = flag();
         let sleep = registered(sleep(&shards, 0, 5), &w);
         let (other_flag, other_waker) = flag();
-        let other = swept.then(|| registered(self::sleep(&shards, 0, 100), &other_waker));
+        let other = swept.then(|| {
+            let other = registered(self::sleep(&shards, 0, 100), &other_waker);
+            driver_run(&shards, 1);
+            other
+        });
         let dropper = thread::spawn(move || drop(sleep));
         let s = shards.clone();
         let driver = thread::spawn(move || driver_run(&s, 10));
@@ -513,7 +518,7 @@ fn sleep_drop_vs_fire(swept: bool) {
 }
 
 #[test]
-fn sleep_drop_vs_fire_alone() {
+fn sleep_drop_vs_fire_unfiled() {
     sleep_drop_vs_fire(false);
 }
 

@@ -29,19 +29,15 @@
 //!   `Delay`'s state word). The driver takes its waker (leaving a no-op
 //!   waker) when it pops it; the entry stays in the slab, expired, until its
 //!   owner polls or drops.
-//! - A cancelled sleep's entry that is the shard's only one, or the newest
-//!   the wheel has not filed yet (see `crate::wheel`), is removed at once.
-//!   Any other stays in the wheel, waker and all, on its shard's `swept`
-//!   list (at most [`SWEEP_AT`] of them), and its cancel does not read it;
-//!   the shard removes them all before the driver advances or drains it, so
-//!   the driver never meets one, and as soon as they are all it holds, so an
-//!   emptied shard gives its slab back and no waker outlives the last timer;
-//!   the shard's counts leave them out. Their slots are not handed out
-//!   again before that sweep.
+//! - A cancelled sleep's entry that the wheel has not filed yet (see
+//!   `crate::wheel`) is removed at once. Any other may stay in the wheel,
+//!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
+//!   removes them all before the driver advances or drains it, so the
+//!   driver never meets one, and as soon as they are all it holds, so an
+//!   emptied shard gives its slab back; the shard's counts leave them out.
+//!   Their slots are not handed out again before that sweep.
 //! - Wakers are never woken or dropped while a shard lock is held, but for
-//!   the no-op waker that stands in for a taken one (a shutdown drops
-//!   those): a sweep hands the wakers it took to its caller, to drop after
-//!   the lock.
+//!   the no-op waker that stands in for a taken one (a sweep drops those).
 
 use std::fmt;
 use std::mem;
@@ -66,8 +62,8 @@ pub(crate) struct Shard {
 struct ShardState {
     /// Each entry holds the waker to wake.
     wheel: HashedWheel<Waker>,
-    /// Sleeps' entries cancelled but still in the wheel, with their wakers:
-    /// removed together by [`ShardState::sweep`].
+    /// Sleeps' entries cancelled but still in the wheel, their wakers
+    /// already dropped: removed together by [`ShardState::sweep`].
     swept: Vec<u32>,
     /// Each entry's due tick, by key.
     words: Words,
@@ -77,11 +73,9 @@ struct ShardState {
 }
 
 /// Cancelled sleeps' entries a shard collects before it removes them in one
-/// sweep. At millions of timers each entry is a cache miss and its two list
-/// neighbours two more, random in memory; one at a time, every cancel would
-/// wait for them in turn, while a sweep lets the misses of its batch
-/// overlap (see `HashedWheel::remove_many`). A cancel reads nothing of its
-/// entry: the sweep takes the waker out too.
+/// sweep. At millions of timers each removal writes two list neighbours
+/// that are random in memory; one at a time, every cancel waits for those
+/// misses at its lock release, while a sweep lets them overlap.
 const SWEEP_AT: usize = 32;
 
 /// Slab capacity an empty shard may keep; beyond it, the slab is given
@@ -108,17 +102,14 @@ impl ShardState {
         }
     }
 
-    /// Removes every cancelled entry still in the wheel and moves their
-    /// wakers into `dead`, to be dropped after the lock. Runs before the
+    /// Removes every cancelled entry still in the wheel. Runs before the
     /// wheel is advanced or drained, so that the driver never meets one.
-    fn sweep(&mut self, dead: &mut Swept) {
+    fn sweep(&mut self) {
         if self.swept.is_empty() {
             return;
         }
-        let mut slots = dead.0.iter_mut();
-        self.wheel.remove_many(&self.swept, |waker| {
-            *slots.next().expect("at most SWEEP_AT swept entries") = Some(waker);
-        });
+        // Their wakers are no-ops: the sleeps' own went when they cancelled.
+        self.wheel.remove_many(&self.swept, drop);
         self.swept.clear();
         self.give_back_if_empty();
     }
@@ -128,15 +119,6 @@ impl ShardState {
     fn pending(&self) -> usize {
         self.wheel.pending() - self.swept.len()
     }
-}
-
-/// The wakers of the entries one sweep removed: cancelled sleeps' own,
-/// which their holder drops after the shard lock.
-#[derive(Debug)]
-struct Swept([Option<Waker>; SWEEP_AT]);
-
-impl Swept {
-    const NONE: Swept = Swept([const { None }; SWEEP_AT]);
 }
 
 /// How a reset went.
@@ -332,31 +314,27 @@ impl Shard {
             s.words.driver_removes(key) && s.words.due(key) == Some(due),
             "a sleep cancels its own entry"
         );
-        let old = if s.wheel.len() == 1 || s.wheel.is_newest_unfiled(key) {
-            // The shard's only entry, or the last one registered (a timeout
-            // whose future completed at its second poll): its entry is in
-            // the cache, it touches no list, and its slot is the next one
-            // handed out.
-            Some(s.remove(key))
-        } else {
-            // The entry is not even read: it goes with the next sweep.
-            s.swept.push(key);
-            None
-        };
-        // Also when the swept entries are all that is left: the sweep then
-        // drops their wakers, which may hold the last reference to a task,
-        // and gives a big slab's memory back, which no driver pass may come
-        // to do.
-        if s.swept.is_empty() || (s.swept.len() < SWEEP_AT && s.wheel.len() != s.swept.len()) {
+        if s.wheel.is_unfiled(key) {
+            // In no list yet: removing it writes no neighbour, so it goes
+            // now and its slot is the next one handed out.
+            let old = s.remove(key);
             drop(guard);
             drop(old);
             return;
         }
-        let mut dead = Swept::NONE;
-        s.sweep(&mut dead);
+        // The waker goes now (it may hold the last reference to a task);
+        // the entry goes with the next sweep.
+        let w = s.wheel.get_mut(key).expect("timer entry");
+        let old = mem::replace(w, Waker::noop().clone());
+        s.swept.push(key);
+        // Also when nothing else is left: the sweep then gives a big slab's
+        // memory back, which no driver pass may come to do.
+        if s.swept.len() >= SWEEP_AT || s.wheel.len() == s.swept.len() {
+            s.sweep();
+        }
+        debug_assert!(s.swept.len() < SWEEP_AT);
         drop(guard);
         drop(old);
-        drop(dead);
     }
 
     /// Runs `f` under the shard lock: for the `Delay` state machine, whose
@@ -384,8 +362,7 @@ impl Shard {
                 next: NEVER,
             };
         }
-        let mut dead = Swept::NONE;
-        s.sweep(&mut dead);
+        s.sweep();
         debug_assert!(
             s.swept.is_empty(),
             "the driver never meets a cancelled entry"
@@ -411,13 +388,10 @@ impl Shard {
         }
         s.give_back_if_empty();
         s.fired += fired;
-        let pass = Pass {
+        Pass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
-        };
-        drop(guard);
-        drop(dead);
-        pass
+        }
     }
 
     /// Shuts the shard down: every pending entry is detached and its waker
@@ -429,8 +403,7 @@ impl Shard {
             return 0;
         }
         s.shutdown = true;
-        let mut dead = Swept::NONE;
-        s.sweep(&mut dead);
+        s.sweep();
         let elapsed = s.wheel.elapsed();
         let mut n = 0;
         // Sleeps' entries due by `elapsed` are the driver's: the sleeps will
@@ -449,8 +422,6 @@ impl Shard {
         for key in theirs {
             drop(s.wheel.remove(key));
         }
-        drop(guard);
-        drop(dead);
         n
     }
 
@@ -526,12 +497,12 @@ mod tests {
         }
     }
 
-    /// A cancel that leaves its entry for a sweep keeps the sleep's waker
-    /// until then and never wakes it; the sweep comes at the
-    /// [`SWEEP_AT`]-th such cancel, or before the driver advances, and
-    /// drops every waker it took. The newest unfiled entry goes at once.
+    /// A cancel of a filed entry drops the sleep's waker at once (it may
+    /// hold the last reference to a task; dropped in the task that cancels,
+    /// its count is in that task's cache) and never wakes it; the entry
+    /// goes with the sweep at the [`SWEEP_AT`]-th such cancel.
     #[test]
-    fn swept_wakers_are_dropped_by_the_sweep_never_woken() {
+    fn a_cancel_drops_its_waker_and_leaves_the_entry_to_the_sweep() {
         let core = Arc::new(Core::new(
             Instant::now() + Duration::from_secs(3600),
             Duration::from_millis(1),
@@ -539,7 +510,7 @@ mod tests {
             None,
         ));
         let shard = Shard::new(core, 0);
-        let counts: Vec<std::sync::Arc<Counted>> = (0..SWEEP_AT + 3)
+        let counts: Vec<std::sync::Arc<Counted>> = (0..SWEEP_AT + 1)
             .map(|_| std::sync::Arc::new(Counted(Default::default())))
             .collect();
         let keys: Vec<u32> = counts
@@ -549,26 +520,21 @@ mod tests {
                 other => panic!("{other:?}"),
             })
             .collect();
+        // Files them; none is due.
+        let mut out = Vec::new();
+        shard.expire(1, &mut out, usize::MAX);
+        assert!(out.is_empty());
         let held = |c: &std::sync::Arc<Counted>| std::sync::Arc::strong_count(c) > 1;
-        // The newest goes at once.
-        shard.cancel(keys[SWEEP_AT + 2], 100);
-        assert!(!held(&counts[SWEEP_AT + 2]));
-        assert_eq!(lock(&shard.state).swept.len(), 0);
         for (i, &key) in keys[..SWEEP_AT - 1].iter().enumerate() {
             shard.cancel(key, 100);
-            assert!(held(&counts[i]), "dropped before its sweep");
+            assert!(!held(&counts[i]), "the waker waits for the sweep");
+            assert_eq!(lock(&shard.state).swept.len(), i + 1);
         }
         shard.cancel(keys[SWEEP_AT - 1], 100);
-        assert!(counts[..SWEEP_AT].iter().all(|c| !held(c)));
-        shard.cancel(keys[SWEEP_AT], 100);
-        assert!(held(&counts[SWEEP_AT]));
-        assert_eq!(shard.counts().pending, 1);
-        let mut out = Vec::new();
-        shard.expire(50, &mut out, usize::MAX);
-        assert!(out.is_empty() && !held(&counts[SWEEP_AT]));
-        assert!(held(&counts[SWEEP_AT + 1]), "the one left pending");
+        let s = lock(&shard.state);
+        assert_eq!((s.swept.len(), s.wheel.len()), (0, 1));
+        assert!(held(&counts[SWEEP_AT]), "the one left pending");
         assert!(counts.iter().all(|c| !c.0.load(Ordering::SeqCst)), "woken");
-        assert_eq!(lock(&shard.state).wheel.len(), 1);
     }
 
     /// A shard emptied by cancels, the last of them left for a sweep, gives

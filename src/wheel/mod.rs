@@ -257,10 +257,6 @@ impl<T> HashedWheel<T> {
         let mut seen = 0;
         for &key in keys {
             let e = &self.entries[key as usize];
-            if e.prev == UNFILED {
-                // Its `next` is a place in the unfiled list: no neighbour.
-                continue;
-            }
             for n in [e.prev, e.next] {
                 // A reserved value (`NIL`, ...) lies past every slot.
                 if let Some(neighbour) = self.entries.get(n as usize) {
@@ -288,15 +284,7 @@ impl<T> HashedWheel<T> {
         self.place_later(key, tick);
     }
 
-    /// Whether the entry is the newest of those waiting to be filed: one
-    /// look at the list's end, not at the entry. Removing it touches no list
-    /// and shortens that one.
-    pub(crate) fn is_newest_unfiled(&self, key: u32) -> bool {
-        self.unfiled.last() == Some(&key)
-    }
-
     /// Whether the entry waits to be filed: removing it touches no list.
-    #[cfg(test)]
     pub(crate) fn is_unfiled(&self, key: u32) -> bool {
         self.entries[key as usize].prev == UNFILED
     }
@@ -719,8 +707,9 @@ impl<T> HashedWheel<T> {
             e.prev = DETACHED;
             e.next = NIL;
             if at + 1 == self.unfiled.len() {
-                // The newest: the list gets shorter, by the holes before it
-                // too, and is filed that much later.
+                // The newest (a timer cancelled right after it was made):
+                // the list gets shorter, by the holes before it too, and is
+                // filed that much later.
                 self.unfiled.pop();
                 while self.unfiled.last() == Some(&NIL) {
                     self.unfiled.pop();
