@@ -85,7 +85,23 @@ use crate::timeout::Timeout;
 ///   batch lets them overlap. Measured in a task (two runs of each build,
 ///   alternating), cancelling in random order went from about 220 to 190
 ///   ns at 1M pending timers and from 390 to 270 ns at 4M; in insertion
-///   order from 170 to 110 ns at 1M and from 130 to 85 ns at 4M.
+///   order from 170 to 110 ns at 1M and from 130 to 85 ns at 4M. The sweep
+///   then reads the list neighbours of its whole batch before it writes
+///   any (`HashedWheel::remove_many`): those loads depend on nothing but
+///   their own entry, so their misses overlap, and the removals find the
+///   lines in the cache. Two alternating runs of the builds before and
+///   after (`compare --only task_register,task_timeout,task_insert --imps
+///   hashwheel,tokio`, a slow phase of the host): random order at 1M 592 /
+///   548 → 376 / 316 ns (tokio 808 / 595 and 548 / 466), at 4M 767 / 381
+///   → 611 / 364 (tokio 1089 / 638 and 1073 / 626); insertion order at 1M
+///   121 / 110 → 59 / 54, at 4M 104 / 64 → 75 / 49; register + cancel and
+///   a `timeout` pending once unchanged. Not reading the entry at the
+///   cancel at all, and dropping its waker with the sweep, was tried
+///   (`c6f4ee6`, reverted): the random-order rows, whose sleeps all hold
+///   one task's waker, read a third less, but in a server every swept
+///   waker is another connection task's, and the sweep's 32 reference
+///   counts on cold task headers cost more than the entry's read (run 9
+///   in BENCHMARKS.md).
 /// - A deadline moved later only records the new tick; the driver files
 ///   the entry again when it meets it, and wakes no one at the old
 ///   deadline. Each entry's due tick is an atomic word in its shard's word
