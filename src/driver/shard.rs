@@ -527,7 +527,7 @@ mod tests {
         let held = |c: &std::sync::Arc<Counted>| std::sync::Arc::strong_count(c) > 1;
         for (i, &key) in keys[..SWEEP_AT - 1].iter().enumerate() {
             shard.cancel(key, 100);
-            assert!(!held(&counts[i]), "the waker waits for the sweep");
+            assert!(!held(&counts[i]), "the cancel kept the waker");
             assert_eq!(lock(&shard.state).swept.len(), i + 1);
         }
         shard.cancel(keys[SWEEP_AT - 1], 100);

@@ -264,7 +264,7 @@ impl<T> HashedWheel<T> {
                 }
             }
         }
-        // The sum is what keeps the loads from being optimised away.
+        // Their xor is what keeps the loads from being optimised away.
         std::hint::black_box(seen);
         for &key in keys {
             f(self.remove(key));
