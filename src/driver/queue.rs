@@ -134,10 +134,11 @@ impl<T> QueueWheel<T> {
     /// invariants); anything else moves the entry now.
     pub(crate) fn reschedule(&mut self, key: u32, deadline: Deadline) -> Due {
         let tick = self.tick_of(deadline);
-        let filed = self.wheel.tick_of(key);
-        let later = (tick != NEVER && tick > filed && self.wheel.is_filed(key))
-            .then(|| u32::try_from(tick - filed).ok())
-            .flatten();
+        let later = self
+            .wheel
+            .filed_at(key)
+            .filter(|&filed| tick != NEVER && tick > filed)
+            .and_then(|filed| u32::try_from(tick - filed).ok());
         let q = self.wheel.get_mut(key).expect("a queued value");
         let was = q.later != 0;
         q.later = later.unwrap_or(0);

@@ -289,11 +289,11 @@ impl<T> HashedWheel<T> {
         self.entries[key as usize].prev == UNFILED
     }
 
-    /// Whether the entry is linked into a bucket: moving it means unlinking
-    /// it from its two list neighbours.
-    pub(crate) fn is_filed(&self, key: u32) -> bool {
+    /// The tick the entry is filed at, if it is linked into a bucket:
+    /// moving it then means unlinking it from its two list neighbours.
+    pub(crate) fn filed_at(&self, key: u32) -> Option<u64> {
         let e = &self.entries[key as usize];
-        e.prev != DETACHED && e.prev != UNFILED && e.tick > self.elapsed
+        (e.prev != DETACHED && e.prev != UNFILED && e.tick > self.elapsed).then_some(e.tick)
     }
 
     /// The value of `key` and the tick it is filed at.
@@ -1045,7 +1045,7 @@ mod tests {
         let plain = w.insert(5, 0).unwrap();
         let caught = w.insert(3, 0).unwrap();
         w.advance(1); // files them all
-        assert!(w.is_filed(pushed) && w.is_filed(plain));
+        assert!(w.filed_at(pushed).is_some() && w.filed_at(plain).is_some());
         *w.get_mut(pushed).unwrap() = 7; // due at 9
         *w.get_mut(caught).unwrap() = 1; // due at 4
         assert_eq!(w.peek_earliest(later), Some(caught));

@@ -333,7 +333,7 @@ fn run(slots: usize, ops: &[Op]) {
             Op::Later(i, extra) => {
                 let live = m.live();
                 let key = live[i % live.len()];
-                if w.is_filed(key) {
+                if w.filed_at(key).is_some() {
                     let State::Scheduled { tick, .. } = m.entries[&key] else {
                         panic!("entry {key}: filed but not scheduled in the model");
                     };
