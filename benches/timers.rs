@@ -116,7 +116,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_1worker_cpu",
-        &Imp::TASK,
+        &Imp::TASK_REGISTER,
         |imp, n| cpu(tasks::register_cancel(env.rt(1), imp, n)),
     );
     // Each of the two tasks does half of the operations: time per
@@ -124,13 +124,13 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_2workers_cpu",
-        &Imp::TASK,
+        &Imp::TASK_REGISTER,
         |imp, n| cpu(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_register_cancel_2workers_wall",
-        &Imp::TASK,
+        &Imp::TASK_REGISTER,
         |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
     );
     per_op(

@@ -42,10 +42,17 @@ pub enum Imp {
     /// No timer at all: the baseline of the server and timeout rows, which
     /// do the same work without any timer.
     NoTimer,
+    /// What any timer that wakes a task must do, and nothing else: read the
+    /// clock for its deadline (`now + d`, as `tokio::time::sleep` does) and
+    /// keep a clone of the task's waker, in a 32-byte record that the
+    /// harness holds where it would hold a timer, then drops. No structure
+    /// finds it at its deadline: the floor under the register + cancel and
+    /// insert + cancel rows, not a timer.
+    Floor,
 }
 
 impl Imp {
-    pub const ALL: [Imp; 8] = [
+    pub const ALL: [Imp; 9] = [
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::HashwheelQueue,
@@ -54,6 +61,7 @@ impl Imp {
         Imp::Pingora,
         Imp::FuturesTimer,
         Imp::NoTimer,
+        Imp::Floor,
     ];
     /// Every implementation but the free functions, which only the register
     /// + cancel and timeout rows run.
@@ -79,6 +87,15 @@ impl Imp {
     /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
     /// functions, tokio and pingora.
     pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
+    /// Register + cancel in a task: every [`Imp::TASK`], and the floor
+    /// under them (a deadline and a waker, no timer).
+    pub const TASK_REGISTER: [Imp; 5] = [
+        Imp::Hashwheel,
+        Imp::HashwheelFree,
+        Imp::Tokio,
+        Imp::Pingora,
+        Imp::Floor,
+    ];
     /// A sleep moved and polled in a task: the free functions make the same
     /// `Sleep` as a held wheel, so [`Imp::TASK`] but for them.
     pub const TASK_RESET: [Imp; 3] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora];
@@ -101,13 +118,15 @@ impl Imp {
         Imp::NoTimer,
     ];
     /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
-    /// can cancel, and the two `DelayQueue`s.
-    pub const TASK_HOLDERS: [Imp; 5] = [
+    /// can cancel, the two `DelayQueue`s, and the floor under them (a
+    /// deadline and a waker per timer, held and dropped in the same order).
+    pub const TASK_HOLDERS: [Imp; 6] = [
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::HashwheelQueue,
         Imp::Tokio,
         Imp::TokioUtil,
+        Imp::Floor,
     ];
     /// Timer futures that can be cancelled from another worker.
     pub const CROSS: [Imp; 3] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio];
@@ -158,6 +177,7 @@ impl Imp {
             Imp::Pingora => "pingora-timeout",
             Imp::FuturesTimer => "futures-timer",
             Imp::NoTimer => "no timer (baseline)",
+            Imp::Floor => "floor (deadline + waker, no timer)",
         }
     }
 
@@ -172,6 +192,7 @@ impl Imp {
             Imp::Pingora => "pingora",
             Imp::FuturesTimer => "futures_timer",
             Imp::NoTimer => "none",
+            Imp::Floor => "floor",
         }
     }
 

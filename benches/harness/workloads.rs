@@ -102,7 +102,7 @@ fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
                 assert!(poll_noop(pin!(futures_timer::Delay::new(FAR))).is_pending());
             }
         }
-        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer | Imp::Floor => unsupported(imp),
     }
 }
 
@@ -180,7 +180,7 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
                 finish(pin!(race), pending_first);
             }
         }
-        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer => unsupported(imp),
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::NoTimer | Imp::Floor => unsupported(imp),
     }
     m.stop()
 }
@@ -251,7 +251,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         }
         Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&env.dq), deadlines, order),
         Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&env.hq), deadlines, order),
-        Imp::Pingora | Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
+        Imp::Pingora | Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
     }
 }
 
@@ -287,7 +287,7 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     let _rt = env.rt.enter();
     match imp {
         Imp::Hashwheel => rss_growth_per(&deadlines, |d| polled(env.wheel.sleep(d))),
-        Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
+        Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Tokio => rss_growth_per(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
         Imp::FuturesTimer => rss_growth_per(&deadlines, |d| polled(futures_timer::Delay::new(d))),
         Imp::Pingora => rss_growth_per(&deadlines, |d| polled(Box::pin(fast_sleep(d)))),
@@ -359,6 +359,7 @@ pub fn size_of_timer(imp: Imp) -> usize {
         Imp::Pingora => size_of_val(&fast_sleep(FAR)),
         Imp::FuturesTimer => size_of::<futures_timer::Delay>(),
         Imp::NoTimer => 0,
+        Imp::Floor => size_of::<tokio::time::Instant>() + size_of::<std::task::Waker>(),
     }
 }
 
@@ -374,7 +375,7 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_millis(i);
     match imp {
-        Imp::HashwheelFree | Imp::NoTimer => unsupported(imp),
+        Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
             let m = Meter::start(imp);
@@ -459,7 +460,7 @@ fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
         Imp::FuturesTimer => Box::pin(futures_timer::Delay::new(left())),
-        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree | Imp::NoTimer => {
+        Imp::TokioUtil | Imp::HashwheelQueue | Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => {
             unsupported(imp)
         }
     }

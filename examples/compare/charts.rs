@@ -36,6 +36,7 @@ fn colour(imp: Imp) -> RGBColor {
         Imp::Pingora => RGBColor(0x2c, 0xa0, 0x2c),
         Imp::FuturesTimer => RGBColor(0x7f, 0x7f, 0x7f),
         Imp::NoTimer => RGBColor(0, 0, 0),
+        Imp::Floor => RGBColor(0xbc, 0xbd, 0x22),
     }
 }
 

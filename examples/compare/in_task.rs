@@ -60,7 +60,7 @@ pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
                 "{head}: register + cancel a 30 s sleep, wall (combined: all ops ÷ elapsed)"
             ),
         };
-        rounds(cfg.rounds, &Imp::TASK, |imp| {
+        rounds(cfg.rounds, &Imp::TASK_REGISTER, |imp| {
             let all = ops * workers as u64;
             let (c, w) = tasks::register_cancel(e.task.rt(workers), imp, ops).per_op(all);
             t.add(&cpu, NS, imp, c);

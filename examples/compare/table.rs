@@ -95,7 +95,7 @@ impl Table {
 fn ratio_base(imp: Imp, medians: &HashMap<Imp, f64>) -> Option<Imp> {
     let has = |i| medians.contains_key(&i);
     match imp {
-        Imp::Hashwheel | Imp::HashwheelQueue | Imp::NoTimer => None,
+        Imp::Hashwheel | Imp::HashwheelQueue | Imp::NoTimer | Imp::Floor => None,
         Imp::TokioUtil if has(Imp::HashwheelQueue) => Some(Imp::HashwheelQueue),
         _ if has(Imp::Hashwheel) => Some(Imp::Hashwheel),
         _ => Some(Imp::HashwheelQueue),
