@@ -170,7 +170,12 @@ use crate::timeout::Timeout;
 ///   (BENCHMARKS.md): registering and cancelling a 30 s sleep is about
 ///   90–130 ns, of which a clock read when the sleep is made (as tokio's)
 ///   takes 20–40, depending on the machine, and the two uncontended shard
-///   locks about 15. Its first poll reads the clock only on a
+///   locks about 15. What any timer that wakes a task pays, a clock read
+///   and a clone of its waker, read 33 ns in run 11, where registering and
+///   cancelling read 89 (tokio's 95). Each timer holds its shard through an `Arc`; a
+///   scratch build that held a bare pointer instead read 4 % less, too
+///   little for the `unsafe` it needs and a shard that outlives its wheel.
+///   Its first poll reads the clock only on a
 ///   current-thread runtime, where
 ///   tokio's clock can be paused and a sleep first polled after an
 ///   `advance` past its deadline must complete at once, as tokio's does;
