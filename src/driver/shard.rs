@@ -93,9 +93,15 @@ impl ShardState {
         waker
     }
 
-    /// Gives a big slab's memory back once the shard holds nothing (see
-    /// [`KEEP_CAPACITY`]).
+    /// Once the shard holds nothing but cancelled entries awaiting a sweep,
+    /// sweeps them; then, if it holds nothing at all, gives a big slab's
+    /// memory back (see [`KEEP_CAPACITY`]). Every removal ends here, so a
+    /// shard emptied by any of them, the removal of an unfiled entry
+    /// included, keeps neither: the driver may not pass for an hour.
     fn give_back_if_empty(&mut self) {
+        if !self.swept.is_empty() && self.wheel.len() == self.swept.len() {
+            self.remove_swept();
+        }
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
             self.wheel.shrink_to_fit();
             self.words.fit(self.wheel.capacity());
@@ -105,13 +111,17 @@ impl ShardState {
     /// Removes every cancelled entry still in the wheel. Runs before the
     /// wheel is advanced or drained, so that the driver never meets one.
     fn sweep(&mut self) {
+        self.remove_swept();
+        self.give_back_if_empty();
+    }
+
+    fn remove_swept(&mut self) {
         if self.swept.is_empty() {
             return;
         }
         // Their wakers are no-ops: the sleeps' own went when they cancelled.
         self.wheel.remove_many(&self.swept, drop);
         self.swept.clear();
-        self.give_back_if_empty();
     }
 
     /// Entries not yet expired, the cancelled ones awaiting a sweep left
@@ -327,10 +337,11 @@ impl Shard {
         let w = s.wheel.get_mut(key).expect("timer entry");
         let old = mem::replace(w, Waker::noop().clone());
         s.swept.push(key);
-        // Also when nothing else is left: the sweep then gives a big slab's
-        // memory back, which no driver pass may come to do.
-        if s.swept.len() >= SWEEP_AT || s.wheel.len() == s.swept.len() {
+        if s.swept.len() >= SWEEP_AT {
             s.sweep();
+        } else {
+            // Sweeps too when nothing else is left (see there).
+            s.give_back_if_empty();
         }
         debug_assert!(s.swept.len() < SWEEP_AT);
         drop(guard);
@@ -537,35 +548,59 @@ mod tests {
         assert!(counts.iter().all(|c| !c.0.load(Ordering::SeqCst)), "woken");
     }
 
+    /// A shard on a clock that starts now.
+    fn a_shard() -> Shard {
+        let core = Core::new(Instant::now(), Duration::from_millis(1), 64, None);
+        Shard::new(Arc::new(core), 0)
+    }
+
+    fn register(shard: &Shard, tick: u64) -> u32 {
+        match shard.register(tick, Waker::noop()) {
+            Registration::Key(k) => k,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Nothing left, not even for a sweep, and a big slab given back.
+    fn assert_emptied(shard: &Shard) {
+        let s = lock(&shard.state);
+        assert_eq!((s.wheel.len(), s.swept.len()), (0, 0));
+        let capacity = s.wheel.capacity();
+        assert!(capacity <= KEEP_CAPACITY, "capacity {capacity} kept");
+    }
+
     /// A shard emptied by cancels, the last of them left for a sweep, gives
     /// its slab back at the last cancel: no driver pass may ever come.
     #[test]
     fn the_last_cancel_gives_a_big_slab_back() {
-        let core = Arc::new(Core::new(
-            Instant::now(),
-            Duration::from_millis(1),
-            64,
-            None,
-        ));
-        let shard = Shard::new(core, 0);
-        let waker = Waker::noop();
+        let shard = a_shard();
         let n = 2 * KEEP_CAPACITY + 7;
-        let keys: Vec<u32> = (0..n)
-            .map(|i| match shard.register(1_000 + i as u64, waker) {
-                Registration::Key(k) => k,
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let keys: Vec<u32> = (0..n).map(|i| register(&shard, 1_000 + i as u64)).collect();
         assert!(lock(&shard.state).wheel.capacity() > KEEP_CAPACITY);
         for (i, k) in keys.into_iter().enumerate() {
             shard.cancel(k, 1_000 + i as u64);
         }
-        let s = lock(&shard.state);
-        assert_eq!((s.wheel.len(), s.swept.len()), (0, 0));
-        assert!(
-            s.wheel.capacity() <= KEEP_CAPACITY,
-            "{}",
-            s.wheel.capacity()
-        );
+        assert_emptied(&shard);
+    }
+
+    /// The same when the last cancel finds its entry unfiled while filed
+    /// ones wait for a sweep: that removal sweeps them and gives the slab
+    /// back. (Until the stress test's heap count caught it, such a shard
+    /// kept its slab, up to 16 MiB after a burst, until a driver pass.)
+    #[test]
+    fn an_unfiled_last_cancel_sweeps_and_gives_a_big_slab_back() {
+        let shard = a_shard();
+        // Not a multiple of the sweep's batch: some stay swept.
+        let n = 2 * KEEP_CAPACITY + 5;
+        let filed: Vec<u32> = (0..n).map(|_| register(&shard, 1_000)).collect();
+        shard.expire(1, &mut Vec::new(), usize::MAX);
+        let unfiled = register(&shard, 1_000);
+        assert!(lock(&shard.state).wheel.is_unfiled(unfiled));
+        for k in filed {
+            shard.cancel(k, 1_000);
+        }
+        assert_eq!(lock(&shard.state).swept.len(), n % SWEEP_AT);
+        shard.cancel(unfiled, 1_000);
+        assert_emptied(&shard);
     }
 }
