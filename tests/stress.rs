@@ -7,7 +7,7 @@
 //! failure instead of a hang), `cancel()` returning true matches a cancelled
 //! delay one for one, nothing is left pending or in the slab, and after a
 //! burst of a million timers the heap is back within 4 MiB of where it was
-//! (the burst itself allocates about 86 MiB). The heap is counted by the
+//! (the burst itself allocates about 108 MiB). The heap is counted by the
 //! workload's global allocator: bytes allocated and not freed, which is what
 //! the wheel gives back. Resident memory is printed, not checked: until
 //! `8146cfa` the check read it, in a child with glibc's mmap threshold

@@ -8,6 +8,7 @@
 //! ends with nothing pending and no entry, and the memory of the burst is
 //! given back.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
@@ -223,6 +224,26 @@ async fn one_task(wheel: Wheel, id: u64, ops: u64, tally: Arc<Tally>) {
     }
 }
 
+/// Makes `per` timers with `make` (each polled once, so registered), says
+/// so on `held`, and drops them all when `release` is notified.
+async fn hold<F: Future + Unpin>(
+    per: usize,
+    make: impl Fn(u64) -> F,
+    held: mpsc::Sender<()>,
+    release: Arc<tokio::sync::Notify>,
+) {
+    let mut timers = Vec::with_capacity(per);
+    for i in 0..per as u64 {
+        let mut t = make(i);
+        assert!(futures::poll!(&mut t).is_pending());
+        timers.push(t);
+    }
+    let released = release.notified();
+    held.send(()).await.unwrap();
+    released.await;
+    drop(timers);
+}
+
 /// Runs the workload on `rt`, a multi-thread runtime; panics if any check
 /// fails. `watchdog` bounds the whole run, so a lost wake-up fails instead
 /// of hanging.
@@ -250,26 +271,27 @@ pub fn run(rt: &tokio::runtime::Runtime, cfg: Config, watchdog: Duration) -> Rep
         assert_eq!(m.num_entries(), 0, "entries left: {m:?}");
         assert_eq!(m.waker_panic_count(), 0);
 
-        // A burst of timers, held at once across the workers, then dropped.
+        // A burst of timers, held at once across the workers, then dropped:
+        // half of them sleeps, a quarter delays, a quarter timeouts, so that
+        // each kind's removal has to give the memory back.
         let (heap_before_burst, rss_before_burst) = (heap(), rss());
         let per = cfg.burst / 4;
         let (held_tx, mut held_rx) = mpsc::channel::<()>(4);
         let release = Arc::new(tokio::sync::Notify::new());
+        let far = |i: u64| Duration::from_secs(3600 + i % 1000);
         let holders: Vec<_> = (0..4)
-            .map(|_| {
-                let (w, held_tx, release) = (wheel.clone(), held_tx.clone(), release.clone());
-                tokio::spawn(async move {
-                    let mut timers = Vec::with_capacity(per);
-                    for i in 0..per {
-                        let mut s = w.sleep(Duration::from_secs(3600 + i as u64 % 1000));
-                        assert!(futures::poll!(&mut s).is_pending());
-                        timers.push(s);
-                    }
-                    let released = release.notified();
-                    held_tx.send(()).await.unwrap();
-                    released.await;
-                    drop(timers);
-                })
+            .map(|k| {
+                let (w, tx, rel) = (wheel.clone(), held_tx.clone(), release.clone());
+                match k {
+                    0 | 1 => tokio::spawn(hold(per, move |i| w.sleep(far(i)), tx, rel)),
+                    2 => tokio::spawn(hold(per, move |i| w.delay(far(i)), tx, rel)),
+                    _ => tokio::spawn(hold(
+                        per,
+                        move |i| w.timeout(far(i), std::future::pending::<()>()),
+                        tx,
+                        rel,
+                    )),
+                }
             })
             .collect();
         for _ in 0..4 {
