@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use crate::clock;
-use crate::driver::{task, Core, Shards};
+use crate::engine::clock;
+use crate::engine::sync::Arc;
+use crate::engine::wheel::MAX_SLOTS;
+use crate::engine::{driver, Core, Shards};
 use crate::error::{BuildError, BuildKind};
-use crate::sync::Arc;
-use crate::timer::Wheel;
-use crate::wheel::MAX_SLOTS;
+use crate::wheel::Wheel;
 
 /// Configures and builds a [`Wheel`].
 ///
@@ -131,7 +131,7 @@ impl Builder {
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.
         let wheel = Wheel::from_shards(shards.clone());
-        handle.spawn(task::run(shards));
+        handle.spawn(driver::run(shards));
         Ok(wheel)
     }
 
@@ -175,7 +175,7 @@ impl Builder {
     /// # }
     /// ```
     pub fn build_default(self) -> Result<Wheel, BuildError> {
-        crate::default_wheel::build_default(self)
+        crate::engine::registry::build_default(self)
     }
 
     /// Checks every setting; returns the number of shards to use.

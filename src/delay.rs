@@ -19,12 +19,12 @@ use std::time::Duration;
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
-use crate::clock::Deadline;
-use crate::default_wheel;
-use crate::driver::entry::Filing;
-use crate::driver::{ShardHold, ShardRef};
+use crate::engine::clock::Deadline;
+use crate::engine::entry::Filing;
+use crate::engine::registry;
+use crate::engine::sync::AtomicU64;
+use crate::engine::{ShardHold, ShardRef};
 use crate::error::Error;
-use crate::sync::AtomicU64;
 // std's `Arc`, even under loom: the driver wakes a delay through
 // `impl Wake`, which takes a std `Arc`.
 use std::sync::Arc;
@@ -491,7 +491,7 @@ impl TimeoutHandle {
 /// ```
 #[track_caller]
 pub fn delay(duration: Duration) -> Delay {
-    Delay::after(default_wheel::claim("delay"), duration)
+    Delay::after(registry::claim("delay"), duration)
 }
 
 /// A cancellable [`Delay`] that expires at `deadline`, on the current
@@ -525,7 +525,7 @@ pub fn delay(duration: Duration) -> Delay {
 /// ```
 #[track_caller]
 pub fn delay_at(deadline: Instant) -> Delay {
-    Delay::until(default_wheel::claim("delay_at"), deadline)
+    Delay::until(registry::claim("delay_at"), deadline)
 }
 
 /// Spawns `future` on the current runtime `duration` from now, timed by
@@ -569,7 +569,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    default_wheel::make("spawn_after", |w| w.try_spawn_after(duration, future))
+    registry::make("spawn_after", |w| w.try_spawn_after(duration, future))
 }
 
 /// Spawns `future` on the current runtime at `deadline`, through the
@@ -599,5 +599,5 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    default_wheel::make("spawn_at", |w| w.try_spawn_at(deadline, future))
+    registry::make("spawn_at", |w| w.try_spawn_at(deadline, future))
 }

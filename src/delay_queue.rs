@@ -2,9 +2,9 @@
 //! wheel.
 //!
 //! The queue owns a private hashed wheel (the engine's
-//! `driver::queue::QueueWheel`: the structure the shared driver uses, with
+//! `engine::queue::QueueWheel`: the structure the shared driver uses, with
 //! no lock, as the queue has a single owner) and one alarm on the shared
-//! wheel (`driver::queue::QueueAlarm`) set for the earliest moment that can
+//! wheel (`engine::queue::QueueAlarm`) set for the earliest moment that can
 //! hold a due value.
 //!
 //! # Invariants
@@ -24,8 +24,8 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::Instant;
 
-use crate::clock::Deadline;
-use crate::driver::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
+use crate::engine::clock::Deadline;
+use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).
@@ -641,7 +641,7 @@ impl<T> Unpin for DelayQueue<T> {}
 /// [`DelayQueue::new`](crate::DelayQueue::new).
 #[track_caller]
 fn on_default_wheel<T>(what: &str, capacity: usize) -> DelayQueue<T> {
-    crate::default_wheel::with_current(what, |w| w.delay_queue_with_capacity(capacity))
+    crate::engine::registry::with_current(what, |w| w.delay_queue_with_capacity(capacity))
 }
 
 #[cfg(test)]
@@ -652,7 +652,7 @@ mod tests {
     /// and a key from before the wrap still reaches its own value only.
     #[test]
     fn generations_wrap_past_zero() {
-        crate::clock::paused_runtime().block_on(async {
+        crate::engine::clock::paused_runtime().block_on(async {
             let wheel = crate::Wheel::new();
             let mut q = wheel.delay_queue();
             q.generation = NonZeroU32::MAX;

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant as StdInstant};
 use tokio::time::Instant;
 
 use crate::sleep::Sleep as WheelSleep;
-use crate::timer::Wheel;
+use crate::wheel::Wheel;
 
 /// A [`hyper::rt::Timer`] whose sleeps are hashwheel
 /// sleeps.

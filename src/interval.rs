@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::default_wheel;
+use crate::engine::registry;
 use crate::sleep::Sleep;
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
@@ -232,7 +232,7 @@ impl Stream for Interval {
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(default_wheel::claim("interval"), Instant::now());
+    let first = Sleep::until(registry::claim("interval"), Instant::now());
     Interval::new(first, period)
 }
 
@@ -273,6 +273,6 @@ pub fn interval(period: Duration) -> Interval {
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(default_wheel::claim("interval_at"), start);
+    let first = Sleep::until(registry::claim("interval_at"), start);
     Interval::new(first, period)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
-use crate::default_wheel;
+use crate::engine::registry;
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
 
@@ -194,5 +194,5 @@ pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout
 #[track_caller]
 #[inline]
 pub(crate) fn start_sleep(duration: Duration) -> Sleep {
-    Sleep::after(default_wheel::claim("lazy_timeout"), duration)
+    Sleep::after(registry::claim("lazy_timeout"), duration)
 }

@@ -67,11 +67,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
-mod clock;
-mod default_wheel;
 mod delay;
 pub mod delay_queue;
-mod driver;
+mod engine;
 pub mod error;
 #[cfg(feature = "hyper")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
@@ -80,9 +78,7 @@ mod interval;
 mod lazy_timeout;
 mod metrics;
 mod sleep;
-mod sync;
 mod timeout;
-mod timer;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
@@ -98,7 +94,6 @@ pub use sleep::{sleep, sleep_until, Sleep};
 /// std's `Duration`, re-exported as `tokio::time` re-exports it.
 pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Timeout};
-pub use timer::Wheel;
 /// tokio's `Instant`, which every deadline here is: re-exported, with
 /// [`Duration`], so that a `use tokio::time::{sleep, Duration, Instant};`
 /// line, or `use tokio::time;` (as `use hashwheel as time;`), switches
@@ -113,6 +108,7 @@ pub use tokio::time::MissedTickBehavior;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub use tokio::time::{advance, pause, resume};
+pub use wheel::Wheel;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::clock::Deadline;
-use crate::default_wheel;
-use crate::driver::due_word::Chunk;
-use crate::driver::shard::Registration;
-use crate::driver::waker_id::WakerId;
-use crate::driver::ShardRef;
-use crate::sync::Arc;
+use crate::engine::clock::Deadline;
+use crate::engine::due_word::Chunk;
+use crate::engine::registry;
+use crate::engine::shard::Registration;
+use crate::engine::sync::Arc;
+use crate::engine::waker_id::WakerId;
+use crate::engine::ShardRef;
 
 /// A future that completes at a deadline, made by
 /// [`Wheel::sleep`](crate::Wheel::sleep) or
@@ -76,7 +76,7 @@ use crate::sync::Arc;
 #[derive(Debug)]
 pub struct Sleep {
     shard: ShardRef,
-    /// Finite: far deadlines are clamped (see `crate::clock`).
+    /// Finite: far deadlines are clamped (see `crate::engine::clock`).
     deadline: Deadline,
     key: u32,
     /// The waker the entry holds, while `Registered`: a poll with that
@@ -346,7 +346,7 @@ impl Drop for Sleep {
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(default_wheel::claim("sleep"), duration)
+    Sleep::after(registry::claim("sleep"), duration)
 }
 
 /// Waits until `deadline`, on the current runtime's default wheel: a
@@ -383,7 +383,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::until(default_wheel::claim("sleep_until"), deadline)
+    Sleep::until(registry::claim("sleep_until"), deadline)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -393,8 +393,8 @@ mod tests {
     use std::task::{Wake, Waker};
 
     use super::*;
-    use crate::sync::locks_taken;
-    use crate::timer::Wheel;
+    use crate::engine::sync::locks_taken;
+    use crate::wheel::Wheel;
 
     #[derive(Default)]
     struct Count(AtomicUsize);

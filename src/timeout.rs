@@ -6,9 +6,9 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
-use crate::clock::instant_after;
-use crate::default_wheel;
-use crate::driver::ShardRef;
+use crate::engine::clock::instant_after;
+use crate::engine::registry;
+use crate::engine::ShardRef;
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
 
@@ -152,7 +152,7 @@ impl<F: Future> Future for Timeout<F> {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let shard = default_wheel::claim("timeout");
+    let shard = registry::claim("timeout");
     Timeout::new(future.into_future(), shard, instant_after(duration))
 }
 
@@ -191,7 +191,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout::new(
         future.into_future(),
-        default_wheel::claim("timeout_at"),
+        registry::claim("timeout_at"),
         deadline,
     )
 }

@@ -55,7 +55,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::timeout::Timeout as WheelTimeout;
-use crate::timer::Wheel;
+use crate::wheel::Wheel;
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
 /// or an [`Elapsed`](crate::error::Elapsed). The same type as `tower::BoxError`.

@@ -41,11 +41,11 @@ use tokio::runtime::{Handle, Id};
 use tokio::task;
 
 use crate::builder::Builder;
-use crate::driver::shard::Shard;
-use crate::driver::ShardRef;
+use crate::engine::shard::Shard;
+use crate::engine::sync::Arc;
+use crate::engine::ShardRef;
 use crate::error::{BuildError, BuildKind, Error};
-use crate::sync::Arc;
-use crate::timer::Wheel;
+use crate::wheel::Wheel;
 
 // ===== the registry =====
 

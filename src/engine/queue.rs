@@ -33,9 +33,9 @@ use tokio::time::Instant;
 
 use super::shard::{Registration, Reset};
 use super::{Core, ShardRef};
-use crate::clock::Clock;
-use crate::clock::Deadline;
-use crate::wheel::{HashedWheel, NEVER};
+use crate::engine::clock::Clock;
+use crate::engine::clock::Deadline;
+use crate::engine::wheel::{HashedWheel, NEVER};
 
 /// A moment at which the queue may have work: the end of a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

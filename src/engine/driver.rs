@@ -45,8 +45,8 @@ use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
 use super::{wake_all, Shards};
-use crate::sync::{Arc, Ordering};
-use crate::wheel::NEVER;
+use crate::engine::sync::{Arc, Ordering};
+use crate::engine::wheel::NEVER;
 
 /// Wakers taken per lock hold.
 const BATCH: usize = 1024;
@@ -317,7 +317,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::driver::Core;
+    use crate::engine::Core;
 
     fn shards() -> Arc<Shards> {
         let core = Arc::new(Core::new(
@@ -335,16 +335,16 @@ mod tests {
     /// day away).
     #[test]
     fn a_stopped_driver_frees_its_shards() {
-        crate::clock::paused_runtime().block_on(async {
+        crate::engine::clock::paused_runtime().block_on(async {
             let shards = shards();
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
-            let timer = crate::driver::ShardRef::new(&shards.shards[0]);
+            let timer = crate::engine::ShardRef::new(&shards.shards[0]);
             tokio::spawn(run(shards));
             let waker = futures_util::task::noop_waker();
             assert!(matches!(
                 timer.get().register(day, &waker),
-                crate::driver::shard::Registration::Key(_)
+                crate::engine::shard::Registration::Key(_)
             ));
             // The driver arms its tokio sleep for the entry's tick.
             tokio::task::yield_now().await;

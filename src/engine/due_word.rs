@@ -31,7 +31,7 @@
 
 use std::fmt;
 
-use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::engine::sync::{Arc, AtomicU64, Ordering};
 
 /// In a word: the driver removes the entry when it fires it (a sleep's).
 pub(crate) const DRIVER_REMOVES: u64 = 1 << 63;

@@ -30,7 +30,7 @@
 //!   waker) when it pops it; the entry stays in the slab, expired, until its
 //!   owner polls or drops.
 //! - A cancelled sleep's entry that the wheel has not filed yet (see
-//!   `crate::wheel`) is removed at once. Any other may stay in the wheel,
+//!   `engine::wheel`) is removed at once. Any other may stay in the wheel,
 //!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
 //!   removes them all before the driver advances or drains it, so the
 //!   driver never meets one, and as soon as they are all it holds, so an
@@ -45,8 +45,8 @@ use std::task::{Poll, Waker};
 
 use super::due_word::{Chunk, Words};
 use super::Core;
-use crate::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
-use crate::wheel::{HashedWheel, Place, NEVER};
+use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
+use crate::engine::wheel::{HashedWheel, Place, NEVER};
 
 /// One independently locked part of a wheel.
 #[repr(align(128))]

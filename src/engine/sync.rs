@@ -21,7 +21,7 @@
 //! A waiter spins on a load and yields its thread between looks
 //! (`spin::relax::Yield`), so a holder that was preempted gets the CPU
 //! back. What holds a shard lock is short and never blocks: no waker is
-//! woken or dropped under it (see `crate::driver::shard`), and the longest holds
+//! woken or dropped under it (see `crate::engine::shard`), and the longest holds
 //! are the driver's, which takes expired wakers in batches, and a growing
 //! slab's copy.
 //!

@@ -1,7 +1,7 @@
 //! What a timer future asks of its shard, in deadlines: the only place
 //! where a timer's deadline becomes the tick it is filed at.
 //!
-//! A deadline is nanoseconds from the wheel's origin (see `crate::clock`).
+//! A deadline is nanoseconds from the wheel's origin (see `crate::engine::clock`).
 //! Public types hold deadlines and keys; the ticks, and the clock reads that
 //! compare them with now, are worked out here.
 //!
@@ -18,7 +18,7 @@
 //!   asks for.
 //! - An owned entry (a `Sleep`'s) is filed with [`ShardRef::file_owned`]
 //!   and belongs to the driver once its tick has been processed (see the
-//!   `driver::shard` module docs): polling, resetting and cancelling it all go
+//!   `engine::shard` module docs): polling, resetting and cancelling it all go
 //!   through here with the deadline it was last given, never a stale one.
 //!   A poll with the waker the entry already holds, before the entry's tick
 //!   and before a shutdown, returns `Pending` without the lock: the sleep
@@ -42,8 +42,8 @@ use super::due_word::Chunk;
 use super::shard::{Registration, Reset, ShardOps};
 use super::waker_id::WakerId;
 use super::ShardRef;
-use crate::clock::Deadline;
-use crate::sync::Arc;
+use crate::engine::clock::Deadline;
+use crate::engine::sync::Arc;
 
 /// How filing a shared entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

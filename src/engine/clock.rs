@@ -72,7 +72,7 @@ fn millis_in(ns: u64) -> u64 {
 
 /// A timer's deadline: nanoseconds from its wheel's origin, always finite
 /// (see the invariants). Timers hold deadlines; the ticks they stand for
-/// are worked out by the engine alone (`driver::entry`, `driver::queue`).
+/// are worked out by the engine alone (`engine::entry`, `engine::queue`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Deadline(i64);
 

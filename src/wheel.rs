@@ -4,19 +4,19 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::clock::instant_after;
 use crate::delay::schedule;
 use crate::delay::{Delay, TimeoutHandle};
 use crate::delay_queue::DelayQueue;
-use crate::driver::queue::QueueAlarm;
-use crate::driver::shard::Shard;
-use crate::driver::{ShardRef, Shards};
+use crate::engine::clock::instant_after;
+use crate::engine::queue::QueueAlarm;
+use crate::engine::shard::Shard;
+use crate::engine::sync::{Arc, Ordering};
+use crate::engine::{ShardRef, Shards};
 use crate::error::Error;
 use crate::interval::Interval;
 use crate::lazy_timeout::LazyTimeout;
 use crate::metrics::Metrics;
 use crate::sleep::Sleep;
-use crate::sync::{Arc, Ordering};
 use crate::timeout::Timeout;
 
 /// A hashed timing wheel and the handle to its driver task.
@@ -292,7 +292,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn current() -> Wheel {
-        crate::default_wheel::current()
+        crate::engine::registry::current()
     }
 
     /// Like [`current`](Wheel::current), but returns an error outside a
@@ -303,7 +303,7 @@ impl Wheel {
     /// [`BuildError::is_no_runtime`](crate::error::BuildError::is_no_runtime)
     /// outside a tokio runtime.
     pub fn try_current() -> Result<Wheel, crate::error::BuildError> {
-        crate::default_wheel::try_current()
+        crate::engine::registry::try_current()
     }
 
     /// A [`Builder`] to configure a wheel.

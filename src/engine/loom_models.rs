@@ -31,11 +31,11 @@ use tokio::time::Instant;
 use super::queue::{Due, QueueAlarm, Ring};
 use super::shard::Shard;
 use super::{wake_all, Core, ShardRef, Shards};
-use crate::clock::Deadline;
 use crate::delay::Delay;
+use crate::engine::clock::Deadline;
+use crate::engine::sync::{Arc, AtomicBool, Ordering};
+use crate::engine::wheel::NEVER;
 use crate::sleep::Sleep;
-use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::wheel::NEVER;
 
 #[cfg(loom)]
 use loom::thread;

@@ -14,14 +14,18 @@
 //!   no handle is left, notifies the driver, which then checks whether it
 //!   may exit.
 
+pub(crate) mod clock;
+pub(crate) mod driver;
 pub(crate) mod due_word;
 pub(crate) mod entry;
 #[cfg(test)]
 mod loom_models;
 pub(crate) mod queue;
+pub(crate) mod registry;
 pub(crate) mod shard;
-pub(crate) mod task;
+pub(crate) mod sync;
 pub(crate) mod waker_id;
+pub(crate) mod wheel;
 
 use std::cell::Cell;
 use std::task::Waker;
@@ -30,8 +34,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::engine::clock::Clock;
+use crate::engine::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use shard::{Shard, ShardCounts};
 
 /// Keeps a value on its own cache lines, away from its neighbours.
