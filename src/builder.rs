@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
-use crate::engine::clock;
-use crate::engine::sync::Arc;
-use crate::engine::wheel::MAX_SLOTS;
-use crate::engine::{driver, Core, Shards};
-use crate::error::{BuildError, BuildKind};
+use crate::engine::config::Config;
+use crate::engine::handle::WheelHandle;
+use crate::engine::registry;
+use crate::error::BuildError;
 use crate::wheel::Wheel;
 
 /// Configures and builds a [`Wheel`].
@@ -39,10 +38,7 @@ use crate::wheel::Wheel;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Builder {
-    tick: Duration,
-    slots: usize,
-    max_pending: Option<usize>,
-    shards: Option<usize>,
+    config: Config,
 }
 
 impl Default for Builder {
@@ -55,24 +51,21 @@ impl Builder {
     /// A builder with the default settings.
     pub fn new() -> Builder {
         Builder {
-            tick: Duration::from_millis(1),
-            slots: 4096,
-            max_pending: None,
-            shards: None,
+            config: Config::default(),
         }
     }
 
     /// The wheel's resolution: deadlines round up to a whole number of
     /// ticks. At least 1 ms (tokio's own timer resolution).
     pub fn tick(mut self, tick: Duration) -> Builder {
-        self.tick = tick;
+        self.config.tick = tick;
         self
     }
 
     /// The number of buckets, rounded up to a power of two. More buckets
     /// mean fewer timers to look at per tick.
     pub fn slots(mut self, slots: usize) -> Builder {
-        self.slots = slots;
+        self.config.slots = slots;
         self
     }
 
@@ -80,14 +73,14 @@ impl Builder {
     /// counts from its creation until it is dropped; beyond the bound the
     /// `try_` constructors return an error and the plain ones panic.
     pub fn max_pending(mut self, max: usize) -> Builder {
-        self.max_pending = Some(max);
+        self.config.max_pending = Some(max);
         self
     }
 
     /// The number of independently locked shards; each thread uses one,
     /// chosen when it first makes a timer.
     pub fn shards(mut self, shards: usize) -> Builder {
-        self.shards = Some(shards);
+        self.config.shards = Some(shards);
         self
     }
 
@@ -102,37 +95,9 @@ impl Builder {
     /// own panic message is printed first, as the process's panic hook
     /// prints every caught panic).
     pub fn build(self) -> Result<Wheel, BuildError> {
-        let shards = self.validate()?;
-        let handle = tokio::runtime::Handle::try_current()
-            .map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
-        // Counting ticks from one of tokio's own tick boundaries makes the
-        // wheel's ticks end where tokio's do: one rounding, not two. A
-        // runtime that has shut down has no timer to ask (and its driver
-        // refuses the wheel's task: the wheel is born shut down).
-        let origin = if is_closed(&handle) {
-            tokio::time::Instant::now()
-        } else {
-            // tokio panics when asked for a timer on a runtime built
-            // without one: that is an error here, not a panic.
-            match std::panic::catch_unwind(clock::tokio_tick_boundary) {
-                Ok(found) => found.unwrap_or_else(tokio::time::Instant::now),
-                Err(_) => return Err(BuildError::new(BuildKind::NoTimer)),
-            }
-        };
-        let mut core = Core::new(
-            origin,
-            self.tick,
-            self.slots.next_power_of_two(),
-            self.max_pending,
-        );
-        core.clock.runs_on(handle.runtime_flavor());
-        let core = Arc::new(core);
-        let shards = Arc::new(Shards::new(core, shards));
-        // The handle first: a driver that ran before it existed (on another
-        // worker) would find the wheel abandoned and shut it down.
-        let wheel = Wheel::from_shards(shards.clone());
-        handle.spawn(driver::run(shards));
-        Ok(wheel)
+        WheelHandle::start(&self.config)
+            .map(Wheel::from_handle)
+            .map_err(BuildError::new)
     }
 
     /// Builds the wheel as the current runtime's default wheel: the one that
@@ -175,61 +140,36 @@ impl Builder {
     /// # }
     /// ```
     pub fn build_default(self) -> Result<Wheel, BuildError> {
-        crate::engine::registry::build_default(self)
-    }
-
-    /// Checks every setting; returns the number of shards to use.
-    fn validate(&self) -> Result<usize, BuildError> {
-        let err = |k| Err(BuildError::new(k));
-        if self.tick < Duration::from_millis(1) {
-            return err(BuildKind::TickTooShort);
-        }
-        // Two ticks must fit before the clock's horizon (2^63 ns).
-        if self.tick.as_nanos() > 1 << 62 {
-            return err(BuildKind::TickTooLong);
-        }
-        if self.slots == 0 {
-            return err(BuildKind::ZeroSlots);
-        }
-        if self.slots > MAX_SLOTS {
-            return err(BuildKind::TooManySlots);
-        }
-        let slots = self.slots.next_power_of_two();
-        if self.max_pending == Some(0) {
-            return err(BuildKind::ZeroMaxPending);
-        }
-        let shards = match self.shards {
-            Some(n) if n == 0 || n > 1024 => return err(BuildKind::BadShards),
-            Some(n) => n,
-            None => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                (cores * 4).next_power_of_two().min(64)
-            }
-        };
-        // Every shard allocates and fills its buckets at build time.
-        if slots.saturating_mul(shards) > MAX_SLOTS {
-            return err(BuildKind::TooManyBuckets);
-        }
-        Ok(shards)
+        registry::build_default(&self.config)
+            .map(Wheel::from_handle)
+            .map_err(BuildError::new)
     }
 }
 
-/// Whether `handle`'s runtime has shut down: it drops a task spawned on it
-/// without ever polling it. A live runtime polls a task before it drops it.
-fn is_closed(handle: &tokio::runtime::Handle) -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    const POLLED: u8 = 1;
-    const DROPPED: u8 = 2;
-    struct OnDrop(std::sync::Arc<AtomicU8>);
-    impl Drop for OnDrop {
-        fn drop(&mut self) {
-            self.0.fetch_or(DROPPED, Ordering::AcqRel);
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
+    /// whose driver runs on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
+    ///
+    /// ```should_panic
+    /// let _wheel = hashwheel::Wheel::new(); // no runtime here
+    /// ```
+    #[track_caller]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Wheel {
+        match Builder::new().build() {
+            Ok(w) => w,
+            Err(e) => panic!("hashwheel::Wheel::new: {e}"),
         }
     }
-    let seen = std::sync::Arc::new(AtomicU8::new(0));
-    let guard = OnDrop(seen.clone());
-    drop(handle.spawn(async move {
-        guard.0.fetch_or(POLLED, Ordering::AcqRel);
-    }));
-    seen.load(Ordering::Acquire) == DROPPED
+
+    /// A [`Builder`] to configure a wheel.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
 }

@@ -26,6 +26,8 @@ use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
+use crate::engine::registry;
+use crate::wheel::Wheel;
 
 /// A key to a value in a [`DelayQueue`], returned by
 /// [`insert`](DelayQueue::insert).
@@ -635,13 +637,54 @@ impl<T> Default for DelayQueue<T> {
 /// Values are never pinned: the queue moves them freely.
 impl<T> Unpin for DelayQueue<T> {}
 
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// An empty [`DelayQueue`] whose values expire on this wheel's ticks.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound:
+    /// the queue keeps one timer on the wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert(1u32, Duration::from_millis(5));
+    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
+    /// assert_eq!(expired.unwrap().into_inner(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
+        self.delay_queue_with_capacity(0)
+    }
+
+    /// An empty [`DelayQueue`] with room for `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// As [`delay_queue`](Wheel::delay_queue).
+    #[track_caller]
+    pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
+        let shard = self.claim_or_panic("delay_queue");
+        DelayQueue::on(QueueAlarm::new(shard), capacity)
+    }
+}
+
 // ===== on the default wheel =====
 
 /// A `DelayQueue` on the current runtime's default wheel; see
 /// [`DelayQueue::new`](crate::DelayQueue::new).
 #[track_caller]
 fn on_default_wheel<T>(what: &str, capacity: usize) -> DelayQueue<T> {
-    crate::engine::registry::with_current(what, |w| w.delay_queue_with_capacity(capacity))
+    DelayQueue::on(QueueAlarm::new(registry::claim(what)), capacity)
 }
 
 #[cfg(test)]

@@ -10,6 +10,9 @@
 use std::fmt;
 use std::io;
 
+use crate::engine::config::BuildKind;
+use crate::engine::core::AT_CAPACITY;
+
 // ===== Elapsed =====
 
 /// A [`Timeout`](crate::Timeout) elapsed before its future completed.
@@ -116,7 +119,7 @@ impl Error {
         match self.0 {
             Kind::Cancelled => "the timer was cancelled",
             Kind::Shutdown => "the timer wheel has shut down",
-            Kind::AtCapacity => "the timer wheel is at capacity (max_pending timers are pending)",
+            Kind::AtCapacity => AT_CAPACITY,
         }
     }
 }
@@ -141,20 +144,6 @@ impl std::error::Error for Error {}
 /// runtime to build it on. Displays what is wrong and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError(BuildKind);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum BuildKind {
-    NoRuntime,
-    NoTimer,
-    TickTooShort,
-    TickTooLong,
-    ZeroSlots,
-    TooManySlots,
-    ZeroMaxPending,
-    BadShards,
-    TooManyBuckets,
-    DefaultExists,
-}
 
 impl BuildError {
     pub(crate) fn new(kind: BuildKind) -> BuildError {

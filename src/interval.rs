@@ -7,6 +7,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::engine::registry;
 use crate::sleep::Sleep;
+use crate::wheel::Wheel;
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
 const MISSED_AFTER: Duration = Duration::from_millis(5);
@@ -187,6 +188,56 @@ impl Stream for Interval {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (usize::MAX, None)
+    }
+}
+
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// An [`Interval`] whose first tick completes at once and then every
+    /// `period`.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero, or the wheel is at capacity.
+    ///
+    /// ```should_panic
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let _ = wheel.interval(std::time::Duration::ZERO); // `period` must be non-zero.
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn interval(&self, period: Duration) -> Interval {
+        self.interval_at(Instant::now(), period)
+    }
+
+    /// An [`Interval`] whose first tick completes at `start` and then every
+    /// `period`.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero, or the wheel is at capacity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now() + Duration::from_millis(50);
+    /// let mut interval = wheel.interval_at(start, Duration::from_millis(10));
+    /// assert_eq!(interval.tick().await, start);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
+        assert!(period > Duration::ZERO, "`period` must be non-zero.");
+        Interval::new(self.sleep_until(start), period)
     }
 }
 

@@ -8,7 +8,9 @@ use tokio::time::Instant;
 
 use crate::engine::registry;
 use crate::error::Elapsed;
+use crate::error::Error;
 use crate::sleep::Sleep;
+use crate::wheel::Wheel;
 
 pin_project! {
     /// A future with a time limit counted from the first poll at which it
@@ -141,6 +143,63 @@ impl<F: Future> Future for LazyTimeout<F> {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// Requires `future` to complete within `duration` of the first poll
+    /// at which it is pending: a [`LazyTimeout`]. A future that is ready
+    /// on its first poll costs no clock read and no wheel entry; otherwise
+    /// the deadline counts from that poll, not from this call as with
+    /// [`timeout`](Wheel::timeout), so it can only be later.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity (a lazy timeout counts from when it is
+    /// made); see [`try_lazy_timeout`](Wheel::try_lazy_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let cached = async { "hit" };
+    /// assert_eq!(wheel.lazy_timeout(Duration::from_secs(1), cached).await, Ok("hit"));
+    /// assert_eq!(wheel.metrics().num_pending(), 0);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn lazy_timeout<F: IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> LazyTimeout<F::IntoFuture> {
+        let sleep = Sleep::unstarted(self.claim_or_panic("lazy_timeout"));
+        LazyTimeout::new(future.into_future(), duration, Some(sleep))
+    }
+
+    /// Like [`lazy_timeout`](Wheel::lazy_timeout), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_lazy_timeout<F: IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
+        let sleep = Sleep::unstarted(self.claim()?);
+        Ok(LazyTimeout::new(
+            future.into_future(),
+            duration,
+            Some(sleep),
+        ))
     }
 }
 

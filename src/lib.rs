@@ -78,6 +78,7 @@ mod interval;
 mod lazy_timeout;
 mod metrics;
 mod sleep;
+mod spawn;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -85,12 +86,13 @@ pub mod tower;
 mod wheel;
 
 pub use builder::Builder;
-pub use delay::{delay, delay_at, spawn_after, spawn_at, Delay, TimeoutHandle};
+pub use delay::{delay, delay_at, Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
 pub use interval::{interval, interval_at, Interval};
 pub use lazy_timeout::{lazy_timeout, LazyTimeout};
 pub use metrics::Metrics;
 pub use sleep::{sleep, sleep_until, Sleep};
+pub use spawn::{spawn_after, spawn_at};
 /// std's `Duration`, re-exported as `tokio::time` re-exports it.
 pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Timeout};

@@ -8,9 +8,11 @@ use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
 use crate::engine::registry;
-use crate::engine::ShardRef;
+use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
+use crate::error::Error;
 use crate::sleep::Sleep;
+use crate::wheel::Wheel;
 
 pin_project! {
     /// A future with a deadline, made by
@@ -108,6 +110,97 @@ impl<F: Future> Future for Timeout<F> {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// Requires `future` to complete within `duration`: a [`Timeout`] that
+    /// resolves to `Err(Elapsed)` if it does not.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_timeout`](Wheel::try_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let slow = tokio::time::sleep(Duration::from_secs(5));
+    /// assert!(wheel.timeout(Duration::from_secs(1), slow).await.is_err());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+        let shard = self.claim_or_panic("timeout");
+        Timeout::new(future.into_future(), shard, instant_after(duration))
+    }
+
+    /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
+    /// is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_timeout<F: IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        let shard = self.claim()?;
+        Ok(Timeout::new(
+            future.into_future(),
+            shard,
+            instant_after(duration),
+        ))
+    }
+
+    /// Requires `future` to complete by `deadline`.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_timeout_at`](Wheel::try_timeout_at).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert_eq!(wheel.timeout_at(deadline, async { 5 }).await, Ok(5));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Timeout<F::IntoFuture> {
+        let shard = self.claim_or_panic("timeout_at");
+        Timeout::new(future.into_future(), shard, deadline)
+    }
+
+    /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        Ok(Timeout::new(future.into_future(), self.claim()?, deadline))
     }
 }
 

@@ -1,23 +1,10 @@
-use std::future::{Future, IntoFuture};
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use crate::builder::Builder;
-use crate::delay::schedule;
-use crate::delay::{Delay, TimeoutHandle};
-use crate::delay_queue::DelayQueue;
-use crate::engine::clock::instant_after;
-use crate::engine::queue::QueueAlarm;
-use crate::engine::shard::Shard;
-use crate::engine::sync::{Arc, Ordering};
-use crate::engine::{ShardRef, Shards};
-use crate::error::Error;
-use crate::interval::Interval;
-use crate::lazy_timeout::LazyTimeout;
+use crate::engine::handle::WheelHandle;
+use crate::engine::registry;
+use crate::engine::shards::ShardRef;
+use crate::error::{BuildError, Error};
 use crate::metrics::Metrics;
-use crate::sleep::Sleep;
-use crate::timeout::Timeout;
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
@@ -212,55 +199,10 @@ use crate::timeout::Timeout;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Wheel {
-    handle: Arc<Handle>,
-}
-
-/// The one handle behind every clone of a `Wheel`.
-#[derive(Debug)]
-struct Handle {
-    shards: Arc<Shards>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let core = &self.shards.core;
-        if core.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            core.signal.notify_one();
-        }
-    }
-}
-
-/// The runtime to spawn on, or a panic naming the caller.
-#[track_caller]
-fn current_runtime(what: &str) -> tokio::runtime::Handle {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) => h,
-        Err(_) => panic!(
-            "hashwheel::Wheel::{what} must be called from the context of a Tokio 1.x runtime"
-        ),
-    }
+    handle: WheelHandle,
 }
 
 impl Wheel {
-    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
-    /// whose driver runs on the current tokio runtime.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
-    ///
-    /// ```should_panic
-    /// let _wheel = hashwheel::Wheel::new(); // no runtime here
-    /// ```
-    #[track_caller]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Wheel {
-        match Builder::new().build() {
-            Ok(w) => w,
-            Err(e) => panic!("hashwheel::Wheel::new: {e}"),
-        }
-    }
-
     /// The current runtime's default wheel: the one the free functions
     /// ([`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout), ...)
     /// use. It is built with the default settings on first use, unless
@@ -292,7 +234,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn current() -> Wheel {
-        crate::engine::registry::current()
+        Wheel::from_handle(registry::current())
     }
 
     /// Like [`current`](Wheel::current), but returns an error outside a
@@ -302,551 +244,53 @@ impl Wheel {
     ///
     /// [`BuildError::is_no_runtime`](crate::error::BuildError::is_no_runtime)
     /// outside a tokio runtime.
-    pub fn try_current() -> Result<Wheel, crate::error::BuildError> {
-        crate::engine::registry::try_current()
+    pub fn try_current() -> Result<Wheel, BuildError> {
+        registry::try_current()
+            .map(Wheel::from_handle)
+            .map_err(BuildError::new)
     }
 
-    /// A [`Builder`] to configure a wheel.
-    pub fn builder() -> Builder {
-        Builder::new()
+    pub(crate) fn from_handle(handle: WheelHandle) -> Wheel {
+        Wheel { handle }
     }
 
-    pub(crate) fn from_shards(shards: Arc<Shards>) -> Wheel {
-        shards.core.handles.fetch_add(1, Ordering::AcqRel);
-        Wheel {
-            handle: Arc::new(Handle { shards }),
-        }
-    }
-
-    fn shards(&self) -> &Shards {
-        &self.handle.shards
-    }
-
-    /// The shard this thread uses, with a reservation if the wheel is bounded.
+    /// A place on this wheel for one more timer, on the shard this thread
+    /// uses; an error when `max_pending` timers are alive.
     #[inline]
     pub(crate) fn claim(&self) -> Result<ShardRef, Error> {
-        // Not `ShardRef::claim(shards.current())`: counting on the core
-        // the wheel holds before picking the shard is 4 instructions fewer
-        // per timer (callgrind), on the path every held wheel's timer takes.
-        let shards = self.shards();
-        if !shards.core.acquire() {
-            return Err(Error::at_capacity());
-        }
-        Ok(ShardRef::new(shards.current()))
-    }
-
-    /// The shard this thread uses: what [`claim`](Wheel::claim) would
-    /// claim on, for a cache of this thread's own.
-    pub(crate) fn thread_shard(&self) -> Arc<Shard> {
-        self.shards().current().clone()
+        self.handle.claim().ok_or(Error::at_capacity())
     }
 
     #[track_caller]
-    fn claim_or_panic(&self, what: &str) -> ShardRef {
+    pub(crate) fn claim_or_panic(&self, what: &str) -> ShardRef {
         match self.claim() {
             Ok(s) => s,
             Err(e) => panic!("hashwheel::Wheel::{what}: {e}"),
         }
     }
 
-    // ===== Sleep =====
-
-    /// A [`Sleep`] that completes `duration` from now.
-    ///
-    /// `Duration::ZERO` completes on the first poll without touching the
-    /// wheel; `Duration::MAX` lands 30 years from now, as with tokio (see
-    /// [`Sleep`] on far deadlines).
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound;
-    /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// wheel.sleep(Duration::from_millis(10)).await;
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn sleep(&self, duration: Duration) -> Sleep {
-        let shard = self.claim_or_panic("sleep");
-        Sleep::after(shard, duration)
-    }
-
-    /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
-    /// at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::after(shard, duration))
-    }
-
-    /// A [`Sleep`] that completes at `deadline`. A deadline in the past
-    /// completes on the first poll without touching the wheel.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_sleep_until`](Wheel::try_sleep_until).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// wheel.sleep_until(deadline).await;
-    /// assert!(Instant::now() >= deadline);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        let shard = self.claim_or_panic("sleep_until");
-        Sleep::until(shard, deadline)
-    }
-
-    /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::until(shard, deadline))
-    }
-
-    // ===== Timeout =====
-
-    /// Requires `future` to complete within `duration`: a [`Timeout`] that
-    /// resolves to `Err(Elapsed)` if it does not.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_timeout`](Wheel::try_timeout).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let slow = tokio::time::sleep(Duration::from_secs(5));
-    /// assert!(wheel.timeout(Duration::from_secs(1), slow).await.is_err());
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-        let shard = self.claim_or_panic("timeout");
-        Timeout::new(future.into_future(), shard, instant_after(duration))
-    }
-
-    /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
-    /// is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> Result<Timeout<F::IntoFuture>, Error> {
-        let shard = self.claim()?;
-        Ok(Timeout::new(
-            future.into_future(),
-            shard,
-            instant_after(duration),
-        ))
-    }
-
-    /// Requires `future` to complete by `deadline`.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_timeout_at`](Wheel::try_timeout_at).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// assert_eq!(wheel.timeout_at(deadline, async { 5 }).await, Ok(5));
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn timeout_at<F: IntoFuture>(
-        &self,
-        deadline: Instant,
-        future: F,
-    ) -> Timeout<F::IntoFuture> {
-        let shard = self.claim_or_panic("timeout_at");
-        Timeout::new(future.into_future(), shard, deadline)
-    }
-
-    /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_timeout_at<F: IntoFuture>(
-        &self,
-        deadline: Instant,
-        future: F,
-    ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(future.into_future(), self.claim()?, deadline))
-    }
-
-    /// Requires `future` to complete within `duration` of the first poll
-    /// at which it is pending: a [`LazyTimeout`]. A future that is ready
-    /// on its first poll costs no clock read and no wheel entry; otherwise
-    /// the deadline counts from that poll, not from this call as with
-    /// [`timeout`](Wheel::timeout), so it can only be later.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity (a lazy timeout counts from when it is
-    /// made); see [`try_lazy_timeout`](Wheel::try_lazy_timeout).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let cached = async { "hit" };
-    /// assert_eq!(wheel.lazy_timeout(Duration::from_secs(1), cached).await, Ok("hit"));
-    /// assert_eq!(wheel.metrics().num_pending(), 0);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn lazy_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> LazyTimeout<F::IntoFuture> {
-        let sleep = Sleep::unstarted(self.claim_or_panic("lazy_timeout"));
-        LazyTimeout::new(future.into_future(), duration, Some(sleep))
-    }
-
-    /// Like [`lazy_timeout`](Wheel::lazy_timeout), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_lazy_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-        let sleep = Sleep::unstarted(self.claim()?);
-        Ok(LazyTimeout::new(
-            future.into_future(),
-            duration,
-            Some(sleep),
-        ))
-    }
-
-    // ===== Delay =====
-
-    /// A cancellable [`Delay`] that expires `duration` from now; see
-    /// [`Delay::handle`].
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_delay`](Wheel::try_delay).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// assert!(wheel.delay(Duration::from_millis(10)).await.is_ok());
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay(&self, duration: Duration) -> Delay {
-        let shard = self.claim_or_panic("delay");
-        Delay::after(shard, duration)
-    }
-
-    /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
-    /// at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
-        let shard = self.claim()?;
-        Ok(Delay::after(shard, duration))
-    }
-
-    /// A cancellable [`Delay`] that expires at `deadline`.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_delay_at`](Wheel::try_delay_at).
-    #[track_caller]
-    pub fn delay_at(&self, deadline: Instant) -> Delay {
-        let shard = self.claim_or_panic("delay_at");
-        Delay::until(shard, deadline)
-    }
-
-    /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
-        let shard = self.claim()?;
-        Ok(Delay::until(shard, deadline))
-    }
-
-    // ===== scheduled tasks =====
-
-    /// Spawns `future` on the current runtime `duration` from now: Netty's
-    /// `newTimeout(task, delay)` for async code.
-    ///
-    /// Until then the future waits in the wheel, costing one wheel entry and
-    /// no tokio task; cancelling the returned handle first drops it without
-    /// running it. Its output is discarded. If the wheel shuts down first, the
-    /// future is dropped and the handle reports neither expired nor cancelled.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime, or when the wheel is at capacity (see
-    /// [`try_spawn_after`](Wheel::try_spawn_after)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let (tx, rx) = tokio::sync::oneshot::channel();
-    /// let retry = wheel.spawn_after(Duration::from_secs(1), async move {
-    ///     tx.send("retried").unwrap();
-    /// });
-    /// assert_eq!(rx.await.unwrap(), "retried");
-    /// assert!(retry.is_expired());
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn spawn_after<F>(&self, duration: Duration, future: F) -> TimeoutHandle
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        match self.try_spawn_after(duration, future) {
-            Ok(h) => h,
-            Err(e) => panic!("hashwheel::Wheel::spawn_after: {e}"),
-        }
-    }
-
-    /// Like [`spawn_after`](Wheel::spawn_after), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime.
-    #[track_caller]
-    pub fn try_spawn_after<F>(&self, duration: Duration, future: F) -> Result<TimeoutHandle, Error>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let runtime = current_runtime("spawn_after");
-        let shard = self.claim()?;
-        let deadline = shard.core().clock.deadline_after(duration);
-        Ok(schedule(shard, deadline, runtime, future))
-    }
-
-    /// Spawns `future` on the current runtime at `deadline`; see
-    /// [`spawn_after`](Wheel::spawn_after).
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime, or when the wheel is at capacity.
-    #[track_caller]
-    pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        match self.try_spawn_at(deadline, future) {
-            Ok(h) => h,
-            Err(e) => panic!("hashwheel::Wheel::spawn_at: {e}"),
-        }
-    }
-
-    /// Like [`spawn_at`](Wheel::spawn_at), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime.
-    #[track_caller]
-    pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let runtime = current_runtime("spawn_at");
-        let shard = self.claim()?;
-        let at = shard.core().clock.deadline_of(deadline);
-        Ok(schedule(shard, at, runtime, future))
-    }
-
-    // ===== Interval =====
-
-    /// An [`Interval`] whose first tick completes at once and then every
-    /// `period`.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero, or the wheel is at capacity.
-    ///
-    /// ```should_panic
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let wheel = hashwheel::Wheel::new();
-    /// let _ = wheel.interval(std::time::Duration::ZERO); // `period` must be non-zero.
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn interval(&self, period: Duration) -> Interval {
-        self.interval_at(Instant::now(), period)
-    }
-
-    /// An [`Interval`] whose first tick completes at `start` and then every
-    /// `period`.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero, or the wheel is at capacity.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let start = Instant::now() + Duration::from_millis(50);
-    /// let mut interval = wheel.interval_at(start, Duration::from_millis(10));
-    /// assert_eq!(interval.tick().await, start);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
-        assert!(period > Duration::ZERO, "`period` must be non-zero.");
-        Interval::new(self.sleep_until(start), period)
-    }
-
-    // ===== DelayQueue =====
-
-    /// An empty [`DelayQueue`] whose values expire on this wheel's ticks.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound:
-    /// the queue keeps one timer on the wheel.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let mut queue = wheel.delay_queue();
-    /// queue.insert(1u32, Duration::from_millis(5));
-    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
-    /// assert_eq!(expired.unwrap().into_inner(), 1);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
-        self.delay_queue_with_capacity(0)
-    }
-
-    /// An empty [`DelayQueue`] with room for `capacity` values.
-    ///
-    /// # Panics
-    ///
-    /// As [`delay_queue`](Wheel::delay_queue).
-    #[track_caller]
-    pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
-        let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::on(QueueAlarm::new(shard), capacity)
-    }
-
-    // ===== the wheel itself =====
-
     /// The tick: the wheel's resolution.
     pub fn tick(&self) -> Duration {
-        self.shards().core.clock.tick()
+        self.handle.tick()
     }
 
     /// The number of buckets (a power of two).
     pub fn slots(&self) -> usize {
-        self.shards().core.slots
+        self.handle.slots()
     }
 
     /// A snapshot of the wheel's counters.
     pub fn metrics(&self) -> Metrics {
-        let shards = self.shards();
-        let c = shards.counts();
-        let stats = &shards.core.stats;
+        let s = self.handle.snapshot();
         Metrics {
-            num_pending: c.pending,
-            num_entries: c.entries,
-            num_shards: shards.shards.len(),
-            fired_count: c.fired,
-            cancelled_count: c.cancelled,
-            driver_wakeups_count: stats.wakeups.load(Ordering::Relaxed),
-            waker_panic_count: stats.waker_panics.load(Ordering::Relaxed),
-            max_driver_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
+            num_pending: s.counts.pending,
+            num_entries: s.counts.entries,
+            num_shards: s.shards,
+            fired_count: s.counts.fired,
+            cancelled_count: s.counts.cancelled,
+            driver_wakeups_count: s.wakeups,
+            waker_panic_count: s.waker_panics,
+            max_driver_lag: s.max_lag,
         }
     }
 
@@ -875,12 +319,12 @@ impl Wheel {
     /// # }
     /// ```
     pub fn shutdown(&self) -> usize {
-        self.shards().shutdown()
+        self.handle.shutdown()
     }
 
     /// Whether the wheel has shut down.
     #[inline]
     pub fn is_shutdown(&self) -> bool {
-        self.shards().core.is_shutdown()
+        self.handle.is_shutdown()
     }
 }

@@ -44,7 +44,7 @@ use std::time::Duration;
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
-use super::{wake_all, Shards};
+use crate::engine::shards::{wake_all, Shards};
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::wheel::NEVER;
 
@@ -307,7 +307,7 @@ async fn drive(guard: &Guard) {
     }
 }
 
-fn record_lag(core: &super::Core, lag: Duration) {
+fn record_lag(core: &crate::engine::core::Core, lag: Duration) {
     let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
     core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
 }
@@ -317,7 +317,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::engine::Core;
+    use crate::engine::core::Core;
 
     fn shards() -> Arc<Shards> {
         let core = Arc::new(Core::new(
@@ -339,7 +339,7 @@ mod tests {
             let shards = shards();
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
-            let timer = crate::engine::ShardRef::new(&shards.shards[0]);
+            let timer = crate::engine::shards::ShardRef::new(&shards.shards[0]);
             tokio::spawn(run(shards));
             let waker = futures_util::task::noop_waker();
             assert!(matches!(

@@ -30,12 +30,13 @@ use tokio::time::Instant;
 
 use super::queue::{Due, QueueAlarm, Ring};
 use super::shard::Shard;
-use super::{wake_all, Core, ShardRef, Shards};
-use crate::delay::Delay;
 use crate::engine::clock::Deadline;
+use crate::engine::core::Core;
+use crate::engine::entry::owned::OwnedEntry;
+use crate::engine::entry::shared::{Outcome, SharedEntry};
+use crate::engine::shards::{wake_all, ShardRef, Shards};
 use crate::engine::sync::{Arc, AtomicBool, Ordering};
 use crate::engine::wheel::NEVER;
-use crate::sleep::Sleep;
 
 #[cfg(loom)]
 use loom::thread;
@@ -120,14 +121,72 @@ fn poll<F: Future + Unpin>(f: &mut F, w: &Waker) -> Poll<F::Output> {
     std::pin::Pin::new(f).poll(&mut Context::from_waker(w))
 }
 
+/// A shared entry with its owner's claim, polled as a `Delay` polls it.
+#[derive(Debug)]
+struct Delay {
+    entry: std::sync::Arc<SharedEntry>,
+    _claim: ShardRef,
+}
+
+impl Delay {
+    fn handle(&self) -> std::sync::Arc<SharedEntry> {
+        self.entry.clone()
+    }
+}
+
+impl Future for Delay {
+    type Output = Result<(), Outcome>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.entry.poll(cx).map(|o| match o {
+            Outcome::Expired => Ok(()),
+            other => Err(other),
+        })
+    }
+}
+
+impl Drop for Delay {
+    fn drop(&mut self) {
+        self.entry.release();
+    }
+}
+
+/// An owned entry, polled as a `Sleep` polls it.
+#[derive(Debug)]
+struct Sleep(OwnedEntry);
+
+impl Sleep {
+    fn reset_to(&mut self, deadline: Deadline) {
+        self.0.reset_to(deadline);
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().0.poll(cx)
+    }
+}
+
 /// A delay due at `ms` on the first shard.
 fn delay(shards: &Shards, ms: i64) -> Delay {
-    Delay::new(ShardRef::new(&shards.shards[0]), at(ms))
+    let claim = ShardRef::new(&shards.shards[0]);
+    let entry = SharedEntry::delay_at(&claim, instant(&claim, ms));
+    Delay {
+        entry,
+        _claim: claim,
+    }
 }
 
 /// A sleep due at `ms` on shard `i`.
 fn sleep(shards: &Shards, i: usize, ms: i64) -> Sleep {
-    Sleep::new(ShardRef::new(&shards.shards[i]), at(ms))
+    Sleep(OwnedEntry::new(ShardRef::new(&shards.shards[i]), at(ms)))
+}
+
+/// The instant of `ms` on the wheel of `shard`.
+fn instant(shard: &ShardRef, ms: i64) -> Instant {
+    shard.core().clock.instant_of(at(ms))
 }
 
 /// `f` after a first poll, which registers it.
@@ -175,7 +234,7 @@ fn cancel_through_handle_vs_fire() {
         assert!(woken(&f), "the delay's task was not woken");
         match poll(&mut delay, &w) {
             Poll::Ready(Ok(())) => assert!(!cancelled, "cancel() said true, the delay fired"),
-            Poll::Ready(Err(e)) => assert!(cancelled && e.is_cancelled(), "{e}"),
+            Poll::Ready(Err(e)) => assert!(cancelled && e == Outcome::Cancelled, "{e:?}"),
             Poll::Pending => panic!("the delay neither fired nor was cancelled"),
         }
         drop(delay);
@@ -238,7 +297,7 @@ fn cancel_through_handle_vs_first_poll() {
         let s = shards.counts();
         assert_eq!(s.entries, 0, "a cancelled delay kept its entry");
         match poll(&mut delay, &w) {
-            Poll::Ready(Err(e)) => assert!(e.is_cancelled()),
+            Poll::Ready(Err(e)) => assert_eq!(e, Outcome::Cancelled),
             r => panic!("{r:?}"),
         }
         drop(delay);
@@ -263,7 +322,7 @@ fn shutdown_vs_register() {
             assert!(woken(&f), "shutdown did not wake a pending delay");
         }
         match poll(&mut delay, &w) {
-            Poll::Ready(Err(e)) => assert!(e.is_shutdown(), "{e}"),
+            Poll::Ready(Err(e)) => assert_eq!(e, Outcome::Shutdown),
             r => panic!("a delay on a shut-down wheel resolved to {r:?}"),
         }
         drop(delay);
@@ -286,7 +345,7 @@ fn shutdown_vs_fire() {
         assert!(woken(&f), "the delay's task was not woken");
         match poll(&mut delay, &w) {
             Poll::Ready(Ok(())) => {}
-            Poll::Ready(Err(e)) => assert!(e.is_shutdown(), "{e}"),
+            Poll::Ready(Err(e)) => assert_eq!(e, Outcome::Shutdown),
             Poll::Pending => panic!("a delay due on a shut-down wheel is still pending"),
         }
         drop(delay);

@@ -1,304 +1,38 @@
-//! The shared state behind a [`Wheel`](crate::Wheel): what every shard
-//! shares ([`Core`]: the clock, the capacity count, the driver's schedule
-//! and its signal), the shards themselves ([`Shards`], each a
-//! [`Shard`] behind its own lock), a timer's hold on its shard
-//! ([`ShardRef`]), and the driver task that advances them (`task`).
+//! The engine: everything that runs the timers, below the public types.
 //!
-//! # Invariants
+//! The public layer (`Sleep`, `Timeout`, `Delay`, `Wheel`, ...) holds
+//! deadlines and entry handles and calls the engine; the engine never names
+//! a public type.
 //!
-//! - `next_wake` is at or below the earliest tick the driver has to wake
-//!   for: every registration that lowers it notifies the driver.
-//! - The driver lives while a `Wheel` handle or a hold on one of its shards
-//!   does: `handles` counts the handles, each shard's `Arc` count the holds
-//!   (the driver's own included). Dropping the last handle, or a hold once
-//!   no handle is left, notifies the driver, which then checks whether it
-//!   may exit.
+//! - [`config`]: a wheel's settings and what makes them invalid.
+//! - [`handle`]: starting a wheel, and the handle that keeps it alive.
+//! - [`registry`]: each tokio runtime's default wheel.
+//! - [`core`] and [`shards`]: what a wheel's shards share, the shards, and
+//!   a timer's hold on its shard.
+//! - [`entry`]: the entry protocol, written once: how a timer's entry is
+//!   filed, polled, moved, cancelled and fired, in its two variants (a
+//!   sleep's owned entry and a delay's shared one).
+//! - [`shard`], [`due_word`], [`waker_id`]: one shard's locked state, its
+//!   lock-free due words, and the ids that let a poll skip the lock.
+//! - [`driver`]: the tokio task that advances the shards.
+//! - [`queue`]: the single-owner wheel behind `DelayQueue`.
+//! - [`wheel`]: the hashed timing wheel itself, plain data with no tokio.
+//! - [`clock`]: the only place where an `Instant` becomes a tick.
+//! - [`sync`]: the locks and atomics, swapped for loom's under `cfg(loom)`.
 
 pub(crate) mod clock;
+pub(crate) mod config;
+pub(crate) mod core;
 pub(crate) mod driver;
 pub(crate) mod due_word;
 pub(crate) mod entry;
+pub(crate) mod handle;
 #[cfg(test)]
 mod loom_models;
 pub(crate) mod queue;
 pub(crate) mod registry;
 pub(crate) mod shard;
+pub(crate) mod shards;
 pub(crate) mod sync;
 pub(crate) mod waker_id;
 pub(crate) mod wheel;
-
-use std::cell::Cell;
-use std::task::Waker;
-use std::time::Duration;
-
-use tokio::sync::Notify;
-use tokio::time::Instant;
-
-use crate::engine::clock::Clock;
-use crate::engine::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use shard::{Shard, ShardCounts};
-
-/// Keeps a value on its own cache lines, away from its neighbours.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct Padded<T>(pub(crate) T);
-
-/// What every shard of one wheel shares.
-#[derive(Debug)]
-pub(crate) struct Core {
-    pub(crate) clock: Clock,
-    pub(crate) slots: usize,
-    pub(crate) max_pending: Option<usize>,
-    /// Timer futures alive, counted only when `max_pending` is set: each
-    /// holds one count in its claiming [`ShardRef`], which gives it back.
-    pub(crate) live: Padded<AtomicUsize>,
-    /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
-    next_wake: Padded<AtomicU64>,
-    pub(crate) shutdown: AtomicBool,
-    /// `Wheel` handles alive.
-    pub(crate) handles: AtomicUsize,
-    pub(crate) signal: Notify,
-    pub(crate) stats: Stats,
-}
-
-/// Counters the driver keeps.
-#[derive(Debug, Default)]
-pub(crate) struct Stats {
-    pub(crate) wakeups: AtomicU64,
-    pub(crate) waker_panics: AtomicU64,
-    pub(crate) max_lag_ns: AtomicU64,
-}
-
-impl Core {
-    pub(crate) fn new(
-        origin: Instant,
-        tick: Duration,
-        slots: usize,
-        max_pending: Option<usize>,
-    ) -> Core {
-        Core {
-            clock: Clock::new(origin, tick),
-            slots,
-            max_pending,
-            live: Padded(AtomicUsize::new(0)),
-            next_wake: Padded(AtomicU64::new(u64::MAX)),
-            shutdown: AtomicBool::new(false),
-            handles: AtomicUsize::new(0),
-            signal: Notify::new(),
-            stats: Stats::default(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn is_shutdown(&self) -> bool {
-        self.shutdown.load(Ordering::Acquire)
-    }
-
-    // ===== capacity =====
-
-    /// Counts one more live timer, unless `max_pending` are alive already.
-    #[inline]
-    pub(crate) fn acquire(&self) -> bool {
-        match self.max_pending {
-            None => true,
-            Some(max) => {
-                let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
-                if prev >= max {
-                    self.live.0.fetch_sub(1, Ordering::Relaxed);
-                    false
-                } else {
-                    true
-                }
-            }
-        }
-    }
-
-    /// Gives a count back: only a claiming [`ShardRef`] does, when dropped.
-    fn release(&self) {
-        if self.max_pending.is_some() {
-            self.live.0.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    // ===== the driver's schedule =====
-
-    /// Makes sure the driver wakes by `tick`.
-    pub(crate) fn wake_driver_for(&self, tick: u64) {
-        if tick < self.next_wake.0.load(Ordering::Relaxed)
-            && tick < self.next_wake.0.fetch_min(tick, Ordering::AcqRel)
-        {
-            self.signal.notify_one();
-        }
-    }
-
-    /// Called by the driver before it looks at the shards: from now on every
-    /// registration notifies it, so none can slip between its look and its
-    /// sleep.
-    pub(crate) fn begin_run(&self) {
-        self.next_wake.0.store(u64::MAX, Ordering::SeqCst);
-    }
-
-    /// Called by the driver after it looked at every shard, with the earliest
-    /// tick they hold; returns the tick to sleep until.
-    pub(crate) fn end_run(&self, next: u64) -> u64 {
-        self.next_wake.0.fetch_min(next, Ordering::AcqRel).min(next)
-    }
-}
-
-// ===== the shards =====
-
-thread_local! {
-    static SHARD_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-
-static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A number for the current thread, handed out round-robin, so that threads
-/// spread over the shards.
-pub(crate) fn thread_hint() -> usize {
-    SHARD_HINT.with(|c| {
-        let v = c.get();
-        if v != usize::MAX {
-            return v;
-        }
-        let v = NEXT_HINT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        c.set(v);
-        v
-    })
-}
-
-/// Wakes every waker in `wakers`, draining it; a waker that panics is
-/// counted and does not stop the others.
-pub(crate) fn wake_all(stats: &Stats, wakers: &mut Vec<Waker>) {
-    for w in wakers.drain(..) {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.wake()));
-        if r.is_err() {
-            stats.waker_panics.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
-/// A timer's hold on its shard, and the guard of its capacity.
-///
-/// - The hold keeps the wheel's driver alive (see the invariants); when it
-///   lets go after every `Wheel` handle is gone, it tells the driver, which
-///   exits once no hold is left.
-/// - A claiming hold (`CLAIMS`, the default: every timer future's) also
-///   stands for one of the wheel's `max_pending` live timers, counted when
-///   it is made ([`ShardRef::claim`], or `Wheel::claim`) and given back when
-///   it is dropped: capacity is released here and nowhere else.
-/// - A [`ShardHold`] claims nothing: the way a `TimeoutHandle` reaches its
-///   delay's shard, which may outlive the delay.
-#[derive(Debug)]
-pub(crate) struct ShardRef<const CLAIMS: bool = true>(Option<Arc<Shard>>);
-
-/// A hold on a shard that counts no live timer (see [`ShardRef`]).
-pub(crate) type ShardHold = ShardRef<false>;
-
-impl ShardRef {
-    /// A claiming hold on `shard` for a live timer that the caller has
-    /// already counted ([`Core::acquire`]).
-    #[inline]
-    pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
-        ShardRef(Some(shard.clone()))
-    }
-
-    /// A hold on `shard` for one more live timer; `None` when `max_pending`
-    /// are alive already.
-    #[inline]
-    pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
-        shard.core.acquire().then(|| ShardRef::new(shard))
-    }
-
-    /// A second hold on the same shard, claiming nothing.
-    pub(crate) fn hold(&self) -> ShardHold {
-        ShardRef(self.0.clone())
-    }
-}
-
-impl<const CLAIMS: bool> ShardRef<CLAIMS> {
-    #[inline]
-    pub(crate) fn get(&self) -> &Shard {
-        self.0
-            .as_deref()
-            .expect("shard reference is only taken in drop")
-    }
-
-    #[inline]
-    pub(crate) fn core(&self) -> &Core {
-        &self.get().core
-    }
-}
-
-impl<const CLAIMS: bool> Drop for ShardRef<CLAIMS> {
-    fn drop(&mut self) {
-        if let Some(shard) = self.0.take() {
-            if CLAIMS {
-                shard.core.release();
-            }
-            if shard.core.handles.load(Ordering::Acquire) == 0 {
-                let core = shard.core.clone();
-                drop(shard);
-                core.signal.notify_one();
-            }
-        }
-    }
-}
-
-/// The wheel as the driver and the public handle see it: the shared core
-/// and every shard.
-#[derive(Debug)]
-pub(crate) struct Shards {
-    pub(crate) core: Arc<Core>,
-    pub(crate) shards: Box<[Arc<Shard>]>,
-}
-
-impl Shards {
-    pub(crate) fn new(core: Arc<Core>, n: usize) -> Shards {
-        let elapsed = core.clock.now_tick();
-        let shards = (0..n)
-            .map(|_| Arc::new(Shard::new(core.clone(), elapsed)))
-            .collect();
-        Shards { core, shards }
-    }
-
-    /// The shard for the current thread.
-    #[inline]
-    pub(crate) fn current(&self) -> &Arc<Shard> {
-        let n = self.shards.len();
-        // A mask, not a division, for the usual power-of-two count: a `div`
-        // here was a tenth of registering a timer.
-        let i = if n.is_power_of_two() {
-            thread_hint() & (n - 1)
-        } else {
-            thread_hint() % n
-        };
-        &self.shards[i]
-    }
-
-    /// Shuts every shard down and wakes every pending timer; returns how
-    /// many there were. Idempotent.
-    pub(crate) fn shutdown(&self) -> usize {
-        self.core.shutdown.store(true, Ordering::Release);
-        let mut wakers = Vec::new();
-        let mut n = 0;
-        for shard in self.shards.iter() {
-            n += shard.shutdown(&mut wakers);
-            wake_all(&self.core.stats, &mut wakers);
-        }
-        self.core.signal.notify_one();
-        n
-    }
-
-    pub(crate) fn counts(&self) -> ShardCounts {
-        let mut total = ShardCounts::default();
-        for shard in self.shards.iter() {
-            let c = shard.counts();
-            total.pending += c.pending;
-            total.fired += c.fired;
-            total.cancelled += c.cancelled;
-            total.entries += c.entries;
-        }
-        total
-    }
-}

@@ -32,9 +32,10 @@ use std::task::Waker;
 use tokio::time::Instant;
 
 use super::shard::{Registration, Reset};
-use super::{Core, ShardRef};
 use crate::engine::clock::Clock;
 use crate::engine::clock::Deadline;
+use crate::engine::core::Core;
+use crate::engine::shards::ShardRef;
 use crate::engine::wheel::{HashedWheel, NEVER};
 
 /// A moment at which the queue may have work: the end of a tick.

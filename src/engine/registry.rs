@@ -3,8 +3,8 @@
 //! stand in for `tokio::time::sleep`. The free functions themselves sit
 //! beside their types, as tokio's do (`sleep` with `Sleep`, `timeout` with
 //! `Timeout`, ...); this module is how they find their wheel: [`claim`] a
-//! place on it for a timer, [`make`] one through a `Wheel` method, or
-//! [`with_current`] for anything else.
+//! place on it for a timer, or [`with_current`] for anything else. It keeps
+//! engine handles ([`WheelHandle`]), which the public `Wheel` wraps.
 //!
 //! # Invariants
 //!
@@ -40,12 +40,12 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::runtime::{Handle, Id};
 use tokio::task;
 
-use crate::builder::Builder;
+use crate::engine::config::{BuildKind, Config};
+use crate::engine::core::AT_CAPACITY;
+use crate::engine::handle::WheelHandle;
 use crate::engine::shard::Shard;
+use crate::engine::shards::ShardRef;
 use crate::engine::sync::Arc;
-use crate::engine::ShardRef;
-use crate::error::{BuildError, BuildKind, Error};
-use crate::wheel::Wheel;
 
 // ===== the registry =====
 
@@ -53,7 +53,7 @@ use crate::wheel::Wheel;
 #[derive(Debug)]
 struct Entry {
     runtime: Id,
-    wheel: Wheel,
+    wheel: WheelHandle,
     /// The runtime had shut down when the wheel was built.
     closed: bool,
 }
@@ -77,13 +77,13 @@ struct Cached {
     /// one runtime for its whole life, so the same task finds the same
     /// runtime without asking tokio for a handle.
     task: Option<task::Id>,
-    /// The shard of `wheel` this thread uses ([`Wheel::thread_shard`]), so
+    /// The shard of `wheel` this thread uses ([`WheelHandle::thread_shard`]), so
     /// that a hit claims on it without looking it up. Declared before
     /// `wheel` so that it is dropped first: when the entry holds the last
     /// handle, the driver that handle's drop wakes must find no count of
     /// the cache's left on the shard.
     shard: Arc<Shard>,
-    wheel: Wheel,
+    wheel: WheelHandle,
 }
 
 thread_local! {
@@ -97,7 +97,7 @@ fn registry() -> MutexGuard<'static, Vec<Entry>> {
 }
 
 /// The registry's wheel for `runtime`, if it serves it.
-fn find(runtime: Id) -> Option<Wheel> {
+fn find(runtime: Id) -> Option<WheelHandle> {
     registry()
         .iter()
         .find(|e| e.serves(runtime))
@@ -116,7 +116,7 @@ enum Existing {
 /// Makes `wheel` the default wheel of `runtime`, unless the runtime has a
 /// live one already: then `Keep` returns that one and `Refuse` fails.
 /// Dead entries, this runtime's and others', are dropped on the way.
-fn install(runtime: Id, wheel: Wheel, existing: Existing) -> Result<Wheel, BuildError> {
+fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelHandle, BuildKind> {
     let mut reg = registry();
     if let Some(e) = reg.iter().find(|e| e.serves(runtime)) {
         let found = e.wheel.clone();
@@ -124,7 +124,7 @@ fn install(runtime: Id, wheel: Wheel, existing: Existing) -> Result<Wheel, Build
         drop(wheel);
         return match existing {
             Existing::Keep => Ok(found),
-            Existing::Refuse => Err(BuildError::new(BuildKind::DefaultExists)),
+            Existing::Refuse => Err(BuildKind::DefaultExists),
         };
     }
     let mut dead = Vec::new();
@@ -149,12 +149,11 @@ fn install(runtime: Id, wheel: Wheel, existing: Existing) -> Result<Wheel, Build
 /// The default wheel of `runtime`, the current runtime, from the registry,
 /// built with the default configuration if it has none.
 #[cold]
-fn lookup(runtime: Id) -> Wheel {
+fn lookup(runtime: Id) -> WheelHandle {
     if let Some(wheel) = find(runtime) {
         return wheel;
     }
-    let wheel = Builder::new()
-        .build()
+    let wheel = WheelHandle::start(&Config::default())
         .expect("the default configuration builds inside a runtime");
     install(runtime, wheel, Existing::Keep).expect("`Keep` never fails")
 }
@@ -170,7 +169,7 @@ fn lookup(runtime: Id) -> Wheel {
 /// lookup `tokio::time::sleep` makes) and the same comparison.
 #[track_caller]
 #[inline]
-pub(crate) fn with_current<R, F: FnOnce(&Wheel) -> R>(what: &str, f: F) -> R {
+pub(crate) fn with_current<R, F: FnOnce(&WheelHandle) -> R>(what: &str, f: F) -> R {
     let task = task::try_id();
     if task.is_some() {
         // A miss hands `f` back. `try_with` fails only while the thread's
@@ -197,7 +196,7 @@ pub(crate) fn with_current<R, F: FnOnce(&Wheel) -> R>(what: &str, f: F) -> R {
 /// [`with_current`] for a call from a task the thread did not serve last,
 /// or from outside any task.
 #[track_caller]
-fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&Wheel) -> R) -> R {
+fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&WheelHandle) -> R) -> R {
     // The handle goes at once: holding it (a count on an `Arc` that every
     // worker shares) while the timer is made costs a contended cache line.
     let runtime = match Handle::try_current() {
@@ -250,17 +249,6 @@ fn no_runtime(what: &str) -> ! {
     panic!("hashwheel::{what} must be called from the context of a Tokio 1.x runtime")
 }
 
-/// Makes a timer with `make` on the current runtime's default wheel;
-/// panics, naming `what`, outside a runtime or when the wheel is full.
-#[track_caller]
-#[inline]
-pub(crate) fn make<T>(what: &str, make: impl FnOnce(&Wheel) -> Result<T, Error>) -> T {
-    match with_current(what, make) {
-        Ok(timer) => timer,
-        Err(e) => at_capacity(what, e),
-    }
-}
-
 /// A timer's place on the current runtime's default wheel; panics, naming
 /// `what`, outside a runtime or when the wheel is full. The timer is made
 /// from it after the thread-local lookup, which then hands back one word
@@ -273,8 +261,7 @@ pub(crate) fn claim(what: &str) -> ShardRef {
         // The fast path of `with_current`, written out for this one call:
         // the result is left in a local rather than returned through
         // `try_with`'s nested enums, whose copies `perf` showed stalling.
-        // With this, a free function costs what a held `Wheel` does
-        // (BENCHMARKS.md); it was 15-18 ns more.
+        // With this, a free function costs what a held `Wheel` does.
         let mut hit = None;
         let _ = CURRENT.try_with(|cell| {
             if let Ok(cached) = cell.try_borrow() {
@@ -287,41 +274,41 @@ pub(crate) fn claim(what: &str) -> ShardRef {
         });
         match hit {
             Some(Some(shard)) => return shard,
-            Some(None) => at_capacity(what, Error::at_capacity()),
+            Some(None) => at_capacity(what),
             None => {}
         }
     }
-    match with_runtime(what, task, Wheel::claim) {
-        Ok(shard) => shard,
-        Err(e) => at_capacity(what, e),
+    match with_runtime(what, task, WheelHandle::claim) {
+        Some(shard) => shard,
+        None => at_capacity(what),
     }
 }
 
 #[cold]
 #[track_caller]
-fn at_capacity(what: &str, e: Error) -> ! {
-    panic!("hashwheel::{what}: {e}")
+fn at_capacity(what: &str) -> ! {
+    panic!("hashwheel::{what}: {AT_CAPACITY}")
 }
 
-/// The current runtime's default wheel; see [`Wheel::current`].
+/// The current runtime's default wheel; panics outside a runtime.
 #[track_caller]
-pub(crate) fn current() -> Wheel {
-    with_current("Wheel::current", Wheel::clone)
+pub(crate) fn current() -> WheelHandle {
+    with_current("Wheel::current", WheelHandle::clone)
 }
 
 /// The current runtime's default wheel, or an error outside a runtime.
-pub(crate) fn try_current() -> Result<Wheel, BuildError> {
-    let handle = Handle::try_current().map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
+pub(crate) fn try_current() -> Result<WheelHandle, BuildKind> {
+    let handle = Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
     Ok(lookup(handle.id()))
 }
 
-/// Builds `builder`'s wheel as the current runtime's default wheel; see
-/// [`Builder::build_default`].
-pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
-    let handle = Handle::try_current().map_err(|_| BuildError::new(BuildKind::NoRuntime))?;
+/// Builds a wheel with `config` as the current runtime's default wheel
+/// (the public `Builder::build_default`).
+pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
+    let handle = Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
     let runtime = handle.id();
     if find(runtime).is_some() {
-        return Err(BuildError::new(BuildKind::DefaultExists));
+        return Err(BuildKind::DefaultExists);
     }
-    install(runtime, builder.build()?, Existing::Refuse)
+    install(runtime, WheelHandle::start(config)?, Existing::Refuse)
 }

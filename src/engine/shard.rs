@@ -44,7 +44,7 @@ use std::mem;
 use std::task::{Poll, Waker};
 
 use super::due_word::{Chunk, Words};
-use super::Core;
+use crate::engine::core::Core;
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
 use crate::engine::wheel::{HashedWheel, Place, NEVER};
 

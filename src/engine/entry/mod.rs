@@ -36,13 +36,16 @@
 //!   when that hold is dropped, and nowhere else. A shared entry's
 //!   handles reach the shard through a `ShardHold`, which claims nothing.
 
+pub(crate) mod owned;
+pub(crate) mod shared;
+
 use std::task::{Poll, Waker};
 
 use super::due_word::Chunk;
 use super::shard::{Registration, Reset, ShardOps};
 use super::waker_id::WakerId;
-use super::ShardRef;
 use crate::engine::clock::Deadline;
+use crate::engine::shards::ShardRef;
 use crate::engine::sync::Arc;
 
 /// How filing a shared entry went.

@@ -1,0 +1,81 @@
+//! A wheel's settings, checked once before it is built.
+
+use std::time::Duration;
+
+use crate::engine::wheel::MAX_SLOTS;
+
+/// A wheel's settings; the public `Builder` wraps one.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) tick: Duration,
+    pub(crate) slots: usize,
+    pub(crate) max_pending: Option<usize>,
+    /// `None`: four per available core (see [`Config::validate`]).
+    pub(crate) shards: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            tick: Duration::from_millis(1),
+            slots: 4096,
+            max_pending: None,
+            shards: None,
+        }
+    }
+}
+
+/// Why a wheel could not be built (the public `BuildError` says it in words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BuildKind {
+    NoRuntime,
+    NoTimer,
+    TickTooShort,
+    TickTooLong,
+    ZeroSlots,
+    TooManySlots,
+    ZeroMaxPending,
+    BadShards,
+    TooManyBuckets,
+    DefaultExists,
+}
+
+impl Config {
+    /// The number of buckets: `slots` rounded up to a power of two.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.next_power_of_two()
+    }
+
+    /// Checks every setting; returns the number of shards to use.
+    pub(crate) fn validate(&self) -> Result<usize, BuildKind> {
+        if self.tick < Duration::from_millis(1) {
+            return Err(BuildKind::TickTooShort);
+        }
+        // Two ticks must fit before the clock's horizon (2^63 ns).
+        if self.tick.as_nanos() > 1 << 62 {
+            return Err(BuildKind::TickTooLong);
+        }
+        if self.slots == 0 {
+            return Err(BuildKind::ZeroSlots);
+        }
+        if self.slots > MAX_SLOTS {
+            return Err(BuildKind::TooManySlots);
+        }
+        if self.max_pending == Some(0) {
+            return Err(BuildKind::ZeroMaxPending);
+        }
+        let shards = match self.shards {
+            Some(n) if n == 0 || n > 1024 => return Err(BuildKind::BadShards),
+            Some(n) => n,
+            None => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores * 4).next_power_of_two().min(64)
+            }
+        };
+        // Every shard allocates and fills its buckets at build time.
+        if self.slots().saturating_mul(shards) > MAX_SLOTS {
+            return Err(BuildKind::TooManyBuckets);
+        }
+        Ok(shards)
+    }
+}

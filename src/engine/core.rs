@@ -1,0 +1,129 @@
+//! What every shard of one wheel shares: the clock, the capacity count, the
+//! driver's schedule and its signal ([`Core`]), and the driver's counters
+//! ([`Stats`]).
+//!
+//! # Invariants
+//!
+//! - `next_wake` is at or below the earliest tick the driver has to wake
+//!   for: every registration that lowers it notifies the driver.
+//! - `live` counts the timers alive while `max_pending` is set: each holds
+//!   one count in its claiming `ShardRef`, which gives it back when dropped.
+
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::engine::clock::Clock;
+use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// What a timer made beyond a wheel's `max_pending` bound is told.
+pub(crate) const AT_CAPACITY: &str =
+    "the timer wheel is at capacity (max_pending timers are pending)";
+
+/// Keeps a value on its own cache lines, away from its neighbours.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+/// What every shard of one wheel shares.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) clock: Clock,
+    pub(crate) slots: usize,
+    pub(crate) max_pending: Option<usize>,
+    /// Timer futures alive, counted only when `max_pending` is set: each
+    /// holds one count in its claiming [`ShardRef`], which gives it back.
+    pub(crate) live: Padded<AtomicUsize>,
+    /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
+    next_wake: Padded<AtomicU64>,
+    pub(crate) shutdown: AtomicBool,
+    /// `Wheel` handles alive.
+    pub(crate) handles: AtomicUsize,
+    pub(crate) signal: Notify,
+    pub(crate) stats: Stats,
+}
+
+/// Counters the driver keeps.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) waker_panics: AtomicU64,
+    pub(crate) max_lag_ns: AtomicU64,
+}
+
+impl Core {
+    pub(crate) fn new(
+        origin: Instant,
+        tick: Duration,
+        slots: usize,
+        max_pending: Option<usize>,
+    ) -> Core {
+        Core {
+            clock: Clock::new(origin, tick),
+            slots,
+            max_pending,
+            live: Padded(AtomicUsize::new(0)),
+            next_wake: Padded(AtomicU64::new(u64::MAX)),
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(0),
+            signal: Notify::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    // ===== capacity =====
+
+    /// Counts one more live timer, unless `max_pending` are alive already.
+    #[inline]
+    pub(crate) fn acquire(&self) -> bool {
+        match self.max_pending {
+            None => true,
+            Some(max) => {
+                let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
+                if prev >= max {
+                    self.live.0.fetch_sub(1, Ordering::Relaxed);
+                    false
+                } else {
+                    true
+                }
+            }
+        }
+    }
+
+    /// Gives a count back: only a claiming [`ShardRef`] does, when dropped.
+    pub(crate) fn release(&self) {
+        if self.max_pending.is_some() {
+            self.live.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    // ===== the driver's schedule =====
+
+    /// Makes sure the driver wakes by `tick`.
+    pub(crate) fn wake_driver_for(&self, tick: u64) {
+        if tick < self.next_wake.0.load(Ordering::Relaxed)
+            && tick < self.next_wake.0.fetch_min(tick, Ordering::AcqRel)
+        {
+            self.signal.notify_one();
+        }
+    }
+
+    /// Called by the driver before it looks at the shards: from now on every
+    /// registration notifies it, so none can slip between its look and its
+    /// sleep.
+    pub(crate) fn begin_run(&self) {
+        self.next_wake.0.store(u64::MAX, Ordering::SeqCst);
+    }
+
+    /// Called by the driver after it looked at every shard, with the earliest
+    /// tick they hold; returns the tick to sleep until.
+    pub(crate) fn end_run(&self, next: u64) -> u64 {
+        self.next_wake.0.fetch_min(next, Ordering::AcqRel).min(next)
+    }
+}

@@ -1,0 +1,194 @@
+//! An owned entry: the variant of the entry protocol (see [`super`]) behind
+//! a `Sleep`, which alone polls, moves and cancels it, until the driver
+//! takes it at its tick.
+//!
+//! # Invariants
+//!
+//! - `state` says whether the entry exists: `Registered` while `key` names
+//!   an entry in the shard of `shard`, which holds the waker whose id is
+//!   `waker`; `Unchecked` before the first poll (and after a reset that
+//!   found the entry gone), `Done` once it completed.
+//! - `word` is the chunk of the entry's due word once a reset has shared
+//!   it, and `None` whenever the entry is gone.
+//! - `deadline` is the one the entry is filed for: every call to the
+//!   shard passes it, never a stale one.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::clock::Deadline;
+use crate::engine::due_word::Chunk;
+use crate::engine::shard::Registration;
+use crate::engine::shards::ShardRef;
+use crate::engine::sync::Arc;
+use crate::engine::waker_id::WakerId;
+
+/// A `Sleep`'s hold on the wheel: its deadline, and its entry once it has one.
+#[derive(Debug)]
+pub(crate) struct OwnedEntry {
+    shard: ShardRef,
+    /// Finite: far deadlines are clamped (see `engine::clock`).
+    deadline: Deadline,
+    key: u32,
+    /// The waker the entry holds, while `Registered`: a poll with that
+    /// waker takes no lock.
+    waker: WakerId,
+    /// The chunk of the entry's due word, once a reset moved it to a later
+    /// tick: later moves then take no lock.
+    word: Option<Arc<Chunk>>,
+    state: State,
+    /// Polled or reset at least once: only then can it have fired, as in
+    /// tokio, whose `Sleep` makes its timer on the first poll or reset.
+    touched: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not registered yet.
+    Unchecked,
+    /// Has an entry under `key`.
+    Registered,
+    /// Completed.
+    Done,
+}
+
+impl OwnedEntry {
+    /// An entry due `duration` from now on the wheel of `shard`.
+    #[inline]
+    pub(crate) fn after(shard: ShardRef, duration: Duration) -> OwnedEntry {
+        let at = shard.core().clock.deadline_after(duration);
+        OwnedEntry::new(shard, at)
+    }
+
+    /// An entry due at `deadline` on the wheel of `shard`.
+    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> OwnedEntry {
+        let at = shard.core().clock.deadline_of(deadline);
+        OwnedEntry::new(shard, at)
+    }
+
+    /// An entry on the wheel of `shard` whose deadline is set later, by
+    /// [`start`](OwnedEntry::start), before its first poll or reset (for a
+    /// `LazyTimeout` made on a held wheel).
+    pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
+        OwnedEntry::new(shard, Deadline::ORIGIN)
+    }
+
+    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
+    /// `duration` from now.
+    pub(crate) fn start(&mut self, duration: Duration) {
+        debug_assert!(self.state == State::Unchecked && !self.touched);
+        self.deadline = self.shard.core().clock.deadline_after(duration);
+    }
+
+    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
+    /// `deadline`.
+    pub(crate) fn start_at(&mut self, deadline: Instant) {
+        debug_assert!(self.state == State::Unchecked && !self.touched);
+        self.deadline = self.shard.core().clock.deadline_of(deadline);
+    }
+
+    /// An entry due at `deadline`.
+    pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> OwnedEntry {
+        OwnedEntry {
+            shard,
+            deadline,
+            key: 0,
+            waker: WakerId::NONE,
+            word: None,
+            touched: false,
+            state: State::Unchecked,
+        }
+    }
+
+    /// The instant at which the entry is due.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.shard.core().clock.instant_of(self.deadline)
+    }
+
+    /// Whether the timer has fired: it was polled or reset, and its tick
+    /// has ended (see [`ShardRef::has_ended`]).
+    pub(crate) fn is_elapsed(&self) -> bool {
+        self.state == State::Done || (self.touched && self.shard.has_ended(self.deadline))
+    }
+
+    /// Moves the deadline to `deadline`, whether or not the timer has
+    /// completed (see the ground rules in [`super`] for what each move costs).
+    pub(crate) fn reset(&mut self, deadline: Instant) {
+        let at = self.shard.core().clock.deadline_of(deadline);
+        self.reset_to(at);
+    }
+
+    /// Moves the deadline to `deadline` (see [`reset`](OwnedEntry::reset)).
+    pub(crate) fn reset_to(&mut self, deadline: Deadline) {
+        let old = std::mem::replace(&mut self.deadline, deadline);
+        self.touched = true;
+        match self.state {
+            State::Registered => {
+                if !self
+                    .shard
+                    .reset_owned(self.key, old, deadline, &mut self.word)
+                {
+                    self.leave_entry(State::Unchecked);
+                }
+            }
+            _ => self.state = State::Unchecked,
+        }
+    }
+
+    /// The entry is gone (fired, or removed): so is its word's chunk, which
+    /// would otherwise stay allocated for this entry.
+    fn leave_entry(&mut self, state: State) {
+        self.state = state;
+        self.word = None;
+    }
+
+    /// Polls the timer: registers its entry on the first poll, and keeps
+    /// `cx`'s waker until it completes.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.touched = true;
+        match self.state {
+            State::Done => Poll::Ready(()),
+            State::Registered => {
+                if self
+                    .shard
+                    .poll_owned(self.key, self.deadline, cx.waker(), &mut self.waker)
+                    .is_ready()
+                {
+                    self.leave_entry(State::Done);
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            }
+            State::Unchecked => match self.shard.file_owned(self.deadline, cx.waker()) {
+                Registration::Key(key) => {
+                    self.key = key;
+                    self.waker = WakerId::of(cx.waker());
+                    debug_assert!(self.word.is_none(), "a word is its entry's");
+                    self.state = State::Registered;
+                    Poll::Pending
+                }
+                Registration::Elapsed | Registration::Shutdown => {
+                    self.state = State::Done;
+                    Poll::Ready(())
+                }
+            },
+        }
+    }
+
+    /// Whether a reset has shared the entry's due word with this entry.
+    #[cfg(test)]
+    pub(crate) fn shares_word(&self) -> bool {
+        self.word.is_some()
+    }
+}
+
+impl Drop for OwnedEntry {
+    fn drop(&mut self) {
+        if self.state == State::Registered {
+            self.shard.cancel_owned(self.key, self.deadline);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Starting a wheel, and the handle that keeps it: what the public `Wheel`
+//! wraps and the per-runtime registry keeps.
+//!
+//! # Invariants
+//!
+//! - Every clone of a [`WheelHandle`] shares one `Inner`, which counts as
+//!   one of `Core::handles` while it lives; dropping the last one notifies
+//!   the driver (see `engine::shards`).
+
+use std::time::Duration;
+
+use crate::engine::clock;
+use crate::engine::config::{BuildKind, Config};
+use crate::engine::core::Core;
+use crate::engine::driver;
+use crate::engine::shard::{Shard, ShardCounts};
+use crate::engine::shards::{ShardRef, Shards};
+use crate::engine::sync::{Arc, Ordering};
+
+/// What a wheel has counted, at one moment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshot {
+    pub(crate) counts: ShardCounts,
+    pub(crate) shards: usize,
+    pub(crate) wakeups: u64,
+    pub(crate) waker_panics: u64,
+    pub(crate) max_lag: Duration,
+}
+
+/// A running wheel: its shards, and a count among its handles.
+#[derive(Debug, Clone)]
+pub(crate) struct WheelHandle {
+    inner: Arc<Inner>,
+}
+
+/// The one value behind every clone of a handle.
+#[derive(Debug)]
+struct Inner {
+    shards: Arc<Shards>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let core = &self.shards.core;
+        if core.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            core.signal.notify_one();
+        }
+    }
+}
+
+impl WheelHandle {
+    /// Builds a wheel with `config` and spawns its driver on the current
+    /// tokio runtime.
+    pub(crate) fn start(config: &Config) -> Result<WheelHandle, BuildKind> {
+        let shards = config.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
+        // Counting ticks from one of tokio's own tick boundaries makes the
+        // wheel's ticks end where tokio's do: one rounding, not two. A
+        // runtime that has shut down has no timer to ask (and its driver
+        // refuses the wheel's task: the wheel is born shut down).
+        let origin = if is_closed(&runtime) {
+            tokio::time::Instant::now()
+        } else {
+            // tokio panics when asked for a timer on a runtime built
+            // without one: that is an error here, not a panic.
+            match std::panic::catch_unwind(clock::tokio_tick_boundary) {
+                Ok(found) => found.unwrap_or_else(tokio::time::Instant::now),
+                Err(_) => return Err(BuildKind::NoTimer),
+            }
+        };
+        let mut core = Core::new(origin, config.tick, config.slots(), config.max_pending);
+        core.clock.runs_on(runtime.runtime_flavor());
+        let shards = Arc::new(Shards::new(Arc::new(core), shards));
+        // The handle first: a driver that ran before it existed (on another
+        // worker) would find the wheel abandoned and shut it down.
+        let handle = WheelHandle::new(shards.clone());
+        runtime.spawn(driver::run(shards));
+        Ok(handle)
+    }
+
+    fn new(shards: Arc<Shards>) -> WheelHandle {
+        shards.core.handles.fetch_add(1, Ordering::AcqRel);
+        WheelHandle {
+            inner: Arc::new(Inner { shards }),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn shards(&self) -> &Shards {
+        &self.inner.shards
+    }
+
+    #[inline]
+    pub(crate) fn core(&self) -> &Core {
+        &self.inner.shards.core
+    }
+
+    /// A hold on the shard this thread uses, counted among the live timers;
+    /// `None` when `max_pending` are alive already.
+    #[inline]
+    pub(crate) fn claim(&self) -> Option<ShardRef> {
+        // Not `ShardRef::claim(shards.current())`: counting on the core the
+        // handle holds before picking the shard saves the shard's load on
+        // the path every held wheel's timer takes.
+        let shards = self.shards();
+        shards
+            .core
+            .acquire()
+            .then(|| ShardRef::new(shards.current()))
+    }
+
+    /// The shard this thread uses: what [`claim`](WheelHandle::claim) would
+    /// claim on, for a cache of this thread's own.
+    pub(crate) fn thread_shard(&self) -> Arc<Shard> {
+        self.shards().current().clone()
+    }
+
+    /// The wheel's resolution.
+    pub(crate) fn tick(&self) -> Duration {
+        self.core().clock.tick()
+    }
+
+    /// The number of buckets per shard.
+    pub(crate) fn slots(&self) -> usize {
+        self.core().slots
+    }
+
+    /// The shards' counts, added up, and the driver's.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let shards = self.shards();
+        let stats = &shards.core.stats;
+        Snapshot {
+            counts: shards.counts(),
+            shards: shards.shards.len(),
+            wakeups: stats.wakeups.load(Ordering::Relaxed),
+            waker_panics: stats.waker_panics.load(Ordering::Relaxed),
+            max_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Shuts the wheel down; returns how many timers were pending.
+    pub(crate) fn shutdown(&self) -> usize {
+        self.shards().shutdown()
+    }
+
+    #[inline]
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.core().is_shutdown()
+    }
+}
+
+/// Whether `handle`'s runtime has shut down: it drops a task spawned on it
+/// without ever polling it. A live runtime polls a task before it drops it.
+fn is_closed(handle: &tokio::runtime::Handle) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const POLLED: u8 = 1;
+    const DROPPED: u8 = 2;
+    struct OnDrop(std::sync::Arc<AtomicU8>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.fetch_or(DROPPED, Ordering::AcqRel);
+        }
+    }
+    let seen = std::sync::Arc::new(AtomicU8::new(0));
+    let guard = OnDrop(seen.clone());
+    drop(handle.spawn(async move {
+        guard.0.fetch_or(POLLED, Ordering::AcqRel);
+    }));
+    seen.load(Ordering::Acquire) == DROPPED
+}

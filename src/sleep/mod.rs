@@ -1,0 +1,376 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::entry::owned::OwnedEntry;
+use crate::engine::registry;
+use crate::engine::shards::ShardRef;
+use crate::error::Error;
+use crate::wheel::Wheel;
+
+/// A future that completes at a deadline, made by
+/// [`Wheel::sleep`](crate::Wheel::sleep) or
+/// [`Wheel::sleep_until`](crate::Wheel::sleep_until).
+///
+/// It completes at the first tick of its wheel at or after the deadline:
+/// never before the deadline, at most one tick (plus scheduling) after it.
+///
+/// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
+/// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
+/// until its first poll. Dropping it drops its waker at once and gives
+/// its entry back with its shard's next batch of removals: amortised O(1).
+///
+/// Far deadlines behave as with tokio: a duration whose sum with now
+/// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
+/// `tokio::time::sleep` puts it, and a deadline more than 2^63 ns (about 292
+/// years) after the wheel's origin is clamped to that horizon. Either way
+/// the sleep completes there, so a paused-clock test that awaits it
+/// auto-advances to it instead of hanging; nothing overflows or panics. After the wheel shuts
+/// down, or its runtime goes away, a pending `Sleep` completes as if its
+/// deadline had passed, so that no task waits forever on a dead wheel.
+///
+/// # Cancel safety
+///
+/// Cancel safe: polling `&mut sleep` in a `select!` branch that loses
+/// keeps its place in the wheel.
+///
+/// # Examples
+///
+/// Reset a sleep on every event, the idle-timeout pattern:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let wheel = hashwheel::Wheel::new();
+/// let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(8);
+/// tokio::spawn(async move {
+///     for i in 0..3 {
+///         tokio::time::sleep(Duration::from_millis(50)).await;
+///         tx.send(i).await.unwrap();
+///     }
+/// });
+/// let idle = Duration::from_millis(100);
+/// let mut sleep = wheel.sleep(idle);
+/// let mut got = 0;
+/// loop {
+///     tokio::select! {
+///         Some(_) = rx.recv() => {
+///             got += 1;
+///             sleep.reset(Instant::now() + idle);
+///         }
+///         _ = &mut sleep => break,
+///     }
+/// }
+/// assert_eq!(got, 3);
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+pub struct Sleep {
+    entry: OwnedEntry,
+}
+
+impl Sleep {
+    /// A sleep `duration` from now on the wheel of `shard`.
+    #[inline]
+    pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
+        Sleep {
+            entry: OwnedEntry::after(shard, duration),
+        }
+    }
+
+    /// A sleep until `deadline` on the wheel of `shard`.
+    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
+        Sleep {
+            entry: OwnedEntry::until(shard, deadline),
+        }
+    }
+
+    /// A sleep on the wheel of `shard` whose deadline is set later, by
+    /// [`start`](Sleep::start) or [`start_at`](Sleep::start_at), before its
+    /// first poll or reset (a lazy timeout's).
+    pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
+        Sleep {
+            entry: OwnedEntry::unstarted(shard),
+        }
+    }
+
+    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
+    /// `duration` from now.
+    pub(crate) fn start(&mut self, duration: Duration) {
+        self.entry.start(duration);
+    }
+
+    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
+    /// `deadline`.
+    pub(crate) fn start_at(&mut self, deadline: Instant) {
+        self.entry.start_at(deadline);
+    }
+
+    /// The instant at which this sleep completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_secs(3);
+    /// assert_eq!(wheel.sleep_until(at).deadline(), at);
+    /// # }
+    /// ```
+    pub fn deadline(&self) -> Instant {
+        self.entry.deadline()
+    }
+
+    /// Whether this sleep's timer has fired: it has been polled or reset,
+    /// and the tick of its deadline has come (on a multi-thread runtime:
+    /// has been processed by the wheel's driver, as tokio's answer comes
+    /// from its driver; see "First poll after the deadline" in the README).
+    /// As with tokio's `Sleep`, a sleep that was never polled nor reset is
+    /// not elapsed, even when its deadline has passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut sleep = wheel.sleep(Duration::from_millis(10));
+    /// assert!(!sleep.is_elapsed());
+    /// (&mut sleep).await;
+    /// assert!(sleep.is_elapsed());
+    /// # }
+    /// ```
+    pub fn is_elapsed(&self) -> bool {
+        self.entry.is_elapsed()
+    }
+
+    /// Moves the deadline to `deadline`, whether or not the sleep has
+    /// completed: a completed sleep becomes pending again.
+    ///
+    /// O(1). As with tokio's timer, a deadline moved later never wakes the
+    /// task at the old one: the entry keeps its place and the driver files
+    /// it again when it gets there. A deadline that stays in the wheel tick
+    /// it was due at changes nothing in the wheel and takes no lock. The
+    /// first move to a later tick takes the shard's lock once, to share the
+    /// entry's due word with the sleep (once per registration); every later
+    /// move writes that word and takes no lock, as an idle timer reset on
+    /// every message wants. Nothing is allocated. A deadline moved earlier moves the entry;
+    /// one whose tick has ended completes the sleep and wakes the task that
+    /// last polled it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let mut sleep = wheel.sleep(Duration::from_millis(10));
+    /// sleep.reset(start + Duration::from_millis(30));
+    /// (&mut sleep).await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(30));
+    /// # }
+    /// ```
+    pub fn reset(&mut self, deadline: Instant) {
+        self.entry.reset(deadline);
+    }
+
+    /// Polls the sleep through a `&mut` (for the timers built on it).
+    #[inline]
+    pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.entry.poll(cx)
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().entry.poll(cx)
+    }
+}
+
+// ===== impl Wheel =====
+
+impl Wheel {
+    /// A [`Sleep`] that completes `duration` from now.
+    ///
+    /// `Duration::ZERO` completes on the first poll without touching the
+    /// wheel; `Duration::MAX` lands 30 years from now, as with tokio (see
+    /// [`Sleep`] on far deadlines).
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound;
+    /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(10)).await;
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        let shard = self.claim_or_panic("sleep");
+        Sleep::after(shard, duration)
+    }
+
+    /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
+    /// at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        let shard = self.claim()?;
+        Ok(Sleep::after(shard, duration))
+    }
+
+    /// A [`Sleep`] that completes at `deadline`. A deadline in the past
+    /// completes on the first poll without touching the wheel.
+    ///
+    /// # Panics
+    ///
+    /// When the wheel is at capacity; see [`try_sleep_until`](Wheel::try_sleep_until).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// wheel.sleep_until(deadline).await;
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        let shard = self.claim_or_panic("sleep_until");
+        Sleep::until(shard, deadline)
+    }
+
+    /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        let shard = self.claim()?;
+        Ok(Sleep::until(shard, deadline))
+    }
+}
+
+// ===== on the default wheel =====
+
+/// Waits until `duration` has elapsed, on the current runtime's default
+/// wheel: a drop-in for [`tokio::time::sleep`].
+///
+/// The same as [`Wheel::current()`](crate::Wheel::current)`.sleep(duration)`,
+/// without the clone. The [`Sleep`] completes at the first tick (1 ms by
+/// default) at or after the deadline, never before it, and is [`Unpin`].
+/// `Duration::ZERO` completes on the first poll; `Duration::MAX` lands 30
+/// years from now, as `tokio::time::sleep` puts it.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound (see
+/// [`Builder::build_default`](crate::Builder::build_default)).
+///
+/// ```should_panic
+/// use std::time::Duration;
+///
+/// // No runtime here: "hashwheel::sleep must be called from the context
+/// // of a Tokio 1.x runtime".
+/// let _sleep = hashwheel::sleep(Duration::from_millis(10));
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now();
+/// sleep(Duration::from_millis(100)).await;
+/// assert_eq!(start.elapsed(), Duration::from_millis(100));
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep::after(registry::claim("sleep"), duration)
+}
+
+/// Waits until `deadline`, on the current runtime's default wheel: a
+/// drop-in for [`tokio::time::sleep_until`].
+///
+/// A deadline in the past completes on the first poll.
+///
+/// # Cancel safety
+///
+/// Cancel safe, as [`Sleep`] is.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, and when the default wheel is at capacity.
+///
+/// ```should_panic
+/// // No runtime here.
+/// let _sleep = hashwheel::sleep_until(tokio::time::Instant::now());
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use hashwheel::sleep_until;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// sleep_until(deadline).await;
+/// assert_eq!(Instant::now(), deadline);
+/// # }
+/// ```
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::until(registry::claim("sleep_until"), deadline)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
