@@ -4,38 +4,21 @@
 //!
 //! # Invariants
 //!
-//! - A timer future owns at most one entry, in the shard it was created on.
-//!   An entry carries the waker to wake; its due tick is in its word, in
-//!   the shard's [`Words`] (see `due_word`).
-//! - A `Sleep`'s entry (made by [`Shard::register`]) belongs to the sleep
-//!   while its due tick is after the shard's `elapsed` tick, and to the
-//!   driver from then on: the driver removes it when it pops it, under the
-//!   lock it holds anyway, and the sleep never touches that key again. The
-//!   sleep tells which side of the line it is on from its own due tick and
-//!   the shard's `elapsed`, which the driver publishes in an atomic after
-//!   advancing: a sleep polled after its tick completes without the lock.
-//! - A `Sleep` that has moved its deadline later once holds its word's
-//!   chunk and moves it later again without the lock; the line above holds
-//!   with the word's tick, since a move and the driver's firing of the same
-//!   tick cannot both win (see `due_word`).
-//! - A `Sleep`'s entry's waker changes only under the lock, and only by its
-//!   sleep (a poll with another waker, a cancel), by the driver once the
-//!   shard's published `elapsed` has reached the entry's due tick, or by a
-//!   shutdown once `Core::shutdown` is raised. So a sleep that knows which
-//!   waker its entry holds (`waker_id`), and sees neither, can answer a
-//!   poll with that waker `Pending` without the lock.
-//! - A `Delay`'s entry (made through [`ShardOps::insert`]) is removed by
-//!   its owner only (or a `TimeoutHandle`, under the same lock, through the
-//!   `Delay`'s state word). The driver takes its waker (leaving a no-op
-//!   waker) when it pops it; the entry stays in the slab, expired, until its
-//!   owner polls or drops.
+//! The entry protocol (who owns an entry, who may change its waker, who
+//! removes it, and when) is written in `engine::entry`; this module keeps
+//! the data it runs on.
+//!
+//! - An entry carries the waker to wake; its due tick is in its word, in
+//!   the shard's [`Words`] (see `due_word`). `elapsed` is the processed line
+//!   of the protocol: written under the lock after each advance, read
+//!   without it.
 //! - A cancelled sleep's entry that the wheel has not filed yet (see
 //!   `engine::wheel`) is removed at once. Any other may stay in the wheel,
-//!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`] of them); the shard
-//!   removes them all before the driver advances or drains it, so the
-//!   driver never meets one, and as soon as they are all it holds, so an
-//!   emptied shard gives its slab back; the shard's counts leave them out.
-//!   Their slots are not handed out again before that sweep.
+//!   with a no-op waker, on its shard's `swept` list (at most [`SWEEP_AT`]
+//!   of them); the shard removes them all before the driver advances or
+//!   drains it, so the driver never meets one, and as soon as they are all
+//!   it holds, so an emptied shard gives its slab back; the shard's counts
+//!   leave them out. Their slots are not handed out again before that sweep.
 //! - Wakers are never woken or dropped while a shard lock is held, but for
 //!   the no-op waker that stands in for a taken one (a sweep drops those).
 

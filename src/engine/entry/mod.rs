@@ -1,40 +1,78 @@
-//! What a timer future asks of its shard, in deadlines: the only place
-//! where a timer's deadline becomes the tick it is filed at.
+//! The entry protocol: how a timer's entry in its shard is filed, polled,
+//! moved, cancelled and fired. It is written here once; the shard, the due
+//! words and the two variants below keep their own data, and follow it.
 //!
-//! A deadline is nanoseconds from the wheel's origin (see `crate::engine::clock`).
-//! Public types hold deadlines and keys; the ticks, and the clock reads that
-//! compare them with now, are worked out here.
+//! This module is also the only place where a timer's deadline becomes the
+//! tick it is filed at: a deadline is nanoseconds from the wheel's origin
+//! (see `engine::clock`); timers hold deadlines and keys, and the ticks, and
+//! the clock reads that compare them with now, are worked out here.
 //!
 //! # Ground rules
 //!
-//! - A timer whose deadline's tick has been processed by its first poll
-//!   gets no entry: tokio's timer would fire it at once, so it completes
-//!   there. Where tokio's clock can be paused (a current-thread runtime)
-//!   the clock is asked which ticks have ended, as tokio's driver has
-//!   processed them all whenever a task runs after `advance`; elsewhere the
-//!   shard's processed tick decides, under its lock, with no clock read
-//!   (see `Clock::pausable`). An entry filed for a tick that ended after
-//!   the driver's last pass is expired by its next one, which the filing
-//!   asks for.
-//! - An owned entry (a `Sleep`'s) is filed with [`ShardRef::file_owned`]
-//!   and belongs to the driver once its tick has been processed (see the
-//!   `engine::shard` module docs): polling, resetting and cancelling it all go
-//!   through here with the deadline it was last given, never a stale one.
-//!   A poll with the waker the entry already holds, before the entry's tick
-//!   and before a shutdown, returns `Pending` without the lock: the sleep
-//!   keeps the [`WakerId`] of the waker it last stored. A reset to a
-//!   deadline in the entry's own tick changes nothing in the shard and
-//!   takes no lock either. A reset to a later tick takes the lock once, to
-//!   share the entry's due word with the sleep, which keeps the word's
-//!   [`Chunk`]; its later moves after that write the word without the lock
-//!   (see `due_word`).
-//! - A shared entry (a `Delay`'s, a scheduled future's) is filed with
-//!   [`ShardRef::file_shared`]; its owner removes it (through `ShardOps`,
-//!   under the shard lock).
-//! - Every timer future holds a claiming [`ShardRef`], made when the timer
-//!   is: its place among the wheel's `max_pending` live timers goes back
-//!   when that hold is dropped, and nowhere else. A shared entry's
-//!   handles reach the shard through a `ShardHold`, which claims nothing.
+//! 1. **One entry per timer.** A timer has at most one entry, in the shard
+//!    it was made on, and reaches it through a [`ShardRef`] made when the
+//!    timer was. That hold is also the timer's place among the wheel's
+//!    `max_pending` live timers, given back when it is dropped and nowhere
+//!    else; a shared entry's handles reach the shard through a `ShardHold`,
+//!    which claims nothing.
+//! 2. **Registration is lazy.** A timer gets its entry on its first poll. A
+//!    timer whose tick has ended by then gets none: tokio's timer would fire
+//!    it at once, so it completes there. Where tokio's clock can be paused (a
+//!    current-thread runtime) the clock says which ticks have ended, as
+//!    tokio's driver has processed them all whenever a task runs after
+//!    `advance`; elsewhere the shard's processed tick decides, under its
+//!    lock, with no clock read (see `Clock::pausable`). An entry filed for a
+//!    tick that ended after the driver's last pass is expired by its next
+//!    one, which the filing asks for.
+//! 3. **The processed line.** Each shard publishes how far the driver has
+//!    processed it (`elapsed`, an atomic written under the lock after each
+//!    advance). An entry whose due tick is after that line belongs to its
+//!    timer; from the moment the line reaches it, to the driver. A timer
+//!    tells which side it is on from its own due tick and that atomic, so a
+//!    poll after its tick completes without the lock.
+//! 4. **Wakers.** An entry's waker changes only under the lock: by its
+//!    timer (a poll with another waker, a cancel), by the driver once the
+//!    processed line has reached the entry, or by a shutdown once
+//!    `Core::shutdown` is raised. So a timer that knows which waker its entry
+//!    holds (a [`WakerId`]) and sees neither can answer a poll with that
+//!    waker `Pending` without the lock. Wakers are woken and dropped only
+//!    after the lock is released.
+//! 5. **Moves.** A deadline moved later keeps the entry where it is: the new
+//!    tick goes into the entry's due word (see `engine::due_word`), and the
+//!    driver files the entry again when it meets it at the old tick, waking
+//!    no one (tokio's rule). A move within the entry's own tick changes
+//!    nothing and takes no lock. The first move to a later tick takes the
+//!    lock once, to share the word with the timer; later moves write it with
+//!    a compare-and-swap and no lock. The driver fires a shared word's entry
+//!    with a compare-and-swap of its own, so a move and a firing of the same
+//!    tick cannot both win: the loser learns it (the timer registers again,
+//!    the driver files the entry at the new tick). A deadline moved earlier
+//!    moves the entry, under the lock.
+//! 6. **Removal.** A cancelled entry that the wheel has not filed yet is
+//!    removed at once; any other leaves its waker at once and its slot with
+//!    the shard's next sweep (see `engine::shard`).
+//!
+//! # The two variants
+//!
+//! - An **owned** entry ([`owned::OwnedEntry`], a `Sleep`'s and a
+//!   `DelayQueue` alarm's) is polled, moved and cancelled by its timer alone,
+//!   through [`ShardRef::file_owned`], [`poll_owned`](ShardRef::poll_owned),
+//!   [`reset_owned`](ShardRef::reset_owned) and
+//!   [`cancel_owned`](ShardRef::cancel_owned), always with the deadline it
+//!   was last given. Its states: no entry, filed (the timer's), taken by the
+//!   driver at its tick (which removes it while it fires it, under the lock
+//!   it holds anyway), done. A timer whose entry was taken registers again
+//!   if it is reset.
+//! - A **shared** entry ([`shared::SharedEntry`], a `Delay`'s and a
+//!   scheduled future's) can be cancelled from any thread by its handles,
+//!   so its fate is one atomic word: pending (with or without an entry),
+//!   expired, cancelled, shut down. It moves out of pending once, by a
+//!   compare-and-swap; every move that removes the entry (a handle's cancel,
+//!   the owner's drop, a scheduled future's settling) happens under the
+//!   shard lock, so the entry is removed exactly once. The driver never
+//!   removes it: it fires the entry by waking it (the entry is its own
+//!   waker), which settles the word, and leaves the slot to the owner. It is
+//!   filed with [`ShardRef::file_shared`].
 
 pub(crate) mod owned;
 pub(crate) mod shared;

@@ -4,14 +4,11 @@
 //!
 //! # Invariants
 //!
-//! A shared entry's fate is one word, `SharedEntry::word`: its state
-//! (pending, expired, cancelled, shut down) in the low bits and its entry's
-//! key plus one above them (zero while it has none). Every transition that
-//! removes the entry (a handle's cancel, the owner's drop, a scheduled
-//! future's settling) happens under the shard lock, so the entry is removed
-//! exactly once: it exists while the key is set and the state is not
-//! `CANCELLED`. The driver never removes it: it takes its waker (this
-//! entry, through `impl Wake`) and leaves the removal to the owner.
+//! The word `SharedEntry::word` holds the state (pending, expired,
+//! cancelled, shut down) in its low two bits and the entry's key plus one
+//! above them (zero while it has none). The entry exists while the key is
+//! set and the state is not `CANCELLED`; how the state moves is the shared
+//! variant of the protocol in [`super`].
 
 use std::fmt;
 use std::future::Future;

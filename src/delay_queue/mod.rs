@@ -29,56 +29,9 @@ use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 use crate::engine::registry;
 use crate::wheel::Wheel;
 
-/// A key to a value in a [`DelayQueue`], returned by
-/// [`insert`](DelayQueue::insert).
-///
-/// Keys are generational: once its value has been removed or has expired, a
-/// key never reaches another value, even one stored in the same slot; the
-/// `try_` methods return `None` for it and the others panic. (A queue
-/// counts generations in 32 bits: only a key kept across 2^32 - 1 later
-/// inserts, whose slot then holds the value of exactly the insert that
-/// brought the count round, could match again.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Key {
-    index: u32,
-    generation: NonZeroU32,
-}
+mod expired;
 
-/// A value that has left a [`DelayQueue`], by expiring or by
-/// [`remove`](DelayQueue::remove).
-#[derive(Debug)]
-pub struct Expired<T> {
-    value: T,
-    deadline: Instant,
-    key: Key,
-}
-
-impl<T> Expired<T> {
-    /// The value.
-    pub fn get_ref(&self) -> &T {
-        &self.value
-    }
-
-    /// The value, mutably.
-    pub fn get_mut(&mut self) -> &mut T {
-        &mut self.value
-    }
-
-    /// Takes the value.
-    pub fn into_inner(self) -> T {
-        self.value
-    }
-
-    /// The deadline the value had.
-    pub fn deadline(&self) -> Instant {
-        self.deadline
-    }
-
-    /// The key the value had. It is no longer valid.
-    pub fn key(&self) -> Key {
-        self.key
-    }
-}
+pub use expired::{Expired, Key};
 
 /// A queue of values that each expire at a deadline: the surface of
 /// `tokio_util::time::DelayQueue`, so that switching is a change of import,
