@@ -304,7 +304,7 @@ pub fn delay(duration: Duration) -> Delay {
 ///
 /// let at = Instant::now() + Duration::from_millis(5);
 /// assert!(hashwheel::delay_at(at).await.is_ok());
-/// assert_eq!(Instant::now(), at);
+/// assert!(Instant::now() >= at);
 /// # }
 /// ```
 #[track_caller]

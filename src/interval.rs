@@ -41,7 +41,7 @@ const MISSED_AFTER: Duration = Duration::from_millis(5);
 /// interval.tick().await; // at once
 /// interval.tick().await;
 /// interval.tick().await;
-/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// assert!(start.elapsed() >= Duration::from_millis(20));
 /// # }
 /// ```
 #[derive(Debug)]
@@ -119,7 +119,7 @@ impl Interval {
     /// interval.reset(); // next tick one period from now
     /// let start = Instant::now();
     /// interval.tick().await;
-    /// assert_eq!(start.elapsed(), Duration::from_millis(10));
+    /// assert!(start.elapsed() >= Duration::from_millis(10));
     /// # }
     /// ```
     pub fn reset(&mut self) {
@@ -277,7 +277,7 @@ impl Wheel {
 /// ticks.tick().await; // at once
 /// ticks.tick().await;
 /// ticks.tick().await;
-/// assert_eq!(start.elapsed(), Duration::from_millis(20));
+/// assert!(start.elapsed() >= Duration::from_millis(20));
 /// # }
 /// ```
 #[track_caller]

@@ -58,7 +58,7 @@ pin_project! {
     /// assert_eq!(t.deadline(), None);
     /// tokio::time::sleep(Duration::from_millis(5)).await;
     /// assert!(t.await.is_err());
-    /// assert_eq!(start.elapsed(), Duration::from_millis(15));
+    /// assert!(start.elapsed() >= Duration::from_millis(15));
     /// # }
     /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -241,7 +241,7 @@ impl Wheel {
 /// let start = Instant::now();
 /// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
 /// assert!(lazy_timeout(Duration::from_secs(1), rx).await.is_err());
-/// assert_eq!(start.elapsed(), Duration::from_secs(1));
+/// assert!(start.elapsed() >= Duration::from_secs(1));
 /// # }
 /// ```
 pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout<F::IntoFuture> {

@@ -198,7 +198,7 @@ where
 /// let at = Instant::now() + Duration::from_millis(250);
 /// let (tx, rx) = tokio::sync::oneshot::channel();
 /// hashwheel::spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
-/// assert_eq!(rx.await.unwrap(), at);
+/// assert!(rx.await.unwrap() >= at);
 /// # }
 /// ```
 #[track_caller]

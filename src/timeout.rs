@@ -277,7 +277,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// let deadline = Instant::now() + Duration::from_millis(10);
 /// let slow = tokio::time::sleep(Duration::from_secs(1));
 /// assert!(timeout_at(deadline, slow).await.is_err());
-/// assert_eq!(Instant::now(), deadline);
+/// assert!(Instant::now() >= deadline);
 /// # }
 /// ```
 #[track_caller]

@@ -205,8 +205,8 @@ impl Clock {
         }
     }
     /// Whole ticks in `ns`. This runs once or twice for every timer, and a
-    /// 64-bit `div` costs about 10 ns here: the default 1 ms tick
-    /// multiplies by the reciprocal instead (see [`millis_in`]).
+    /// 64-bit `div` is among the slowest integer instructions: the default
+    /// 1 ms tick multiplies by the reciprocal instead (see [`millis_in`]).
     #[inline]
     fn ticks_in(&self, ns: u64) -> u64 {
         if self.tick_ns == MS {

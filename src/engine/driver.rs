@@ -59,9 +59,8 @@ pub(crate) const YIELD_EVERY: usize = 100_000;
 /// queue (256 tasks). The tasks one run wakes then fit in the driver's
 /// worker's queue, which the other workers steal from, instead of spilling
 /// to the shared injection queue, and they run while what they touch is
-/// still in cache. With 1M tasks on one deadline the last one ran about 8 %
-/// sooner than with 100,000 (536–567 ms against 590–620 in a probe; see
-/// BENCHMARKS.md, the herd).
+/// still in cache: a herd of tasks on one deadline finishes sooner than
+/// with a budget that overflows the local queue.
 const YIELD_SHARED: usize = 128;
 
 /// The yield budget for the runtime the driver runs on.

@@ -135,7 +135,7 @@ impl Sleep {
     /// Whether this sleep's timer has fired: it has been polled or reset,
     /// and the tick of its deadline has come (on a multi-thread runtime:
     /// has been processed by the wheel's driver, as tokio's answer comes
-    /// from its driver; see "First poll after the deadline" in the README).
+    /// from its driver).
     /// As with tokio's `Sleep`, a sleep that was never polled nor reset is
     /// not elapsed, even when its deadline has passed.
     ///
@@ -184,7 +184,7 @@ impl Sleep {
     /// let mut sleep = wheel.sleep(Duration::from_millis(10));
     /// sleep.reset(start + Duration::from_millis(30));
     /// (&mut sleep).await;
-    /// assert_eq!(start.elapsed(), Duration::from_millis(30));
+    /// assert!(start.elapsed() >= Duration::from_millis(30));
     /// # }
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
@@ -217,7 +217,7 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// When the wheel is at its [`max_pending`](Builder::max_pending) bound;
+    /// When the wheel is at its [`max_pending`](crate::Builder::max_pending) bound;
     /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
     ///
     /// # Examples
@@ -327,7 +327,7 @@ impl Wheel {
 ///
 /// let start = Instant::now();
 /// sleep(Duration::from_millis(100)).await;
-/// assert_eq!(start.elapsed(), Duration::from_millis(100));
+/// assert!(start.elapsed() >= Duration::from_millis(100));
 /// # }
 /// ```
 #[track_caller]
@@ -364,7 +364,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// let deadline = Instant::now() + Duration::from_millis(10);
 /// sleep_until(deadline).await;
-/// assert_eq!(Instant::now(), deadline);
+/// assert!(Instant::now() >= deadline);
 /// # }
 /// ```
 #[track_caller]
