@@ -116,7 +116,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
 
 impl<T> DelayQueue<T> {
     pub(crate) fn on(alarm: QueueAlarm, capacity: usize) -> DelayQueue<T> {
-        let wheel = QueueWheel::new(alarm.core(), capacity);
+        let wheel = QueueWheel::new(&alarm, capacity);
         DelayQueue {
             wheel,
             alarm,
@@ -189,7 +189,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let at = self.wheel.clock().deadline_after(timeout);
+        let at = self.wheel.deadline_after(timeout);
         self.insert_deadline(value, at)
     }
 
@@ -203,7 +203,7 @@ impl<T> DelayQueue<T> {
     /// When the queue already holds 2^32 - 3 values.
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let at = self.wheel.clock().deadline_of(when);
+        let at = self.wheel.deadline_at(when);
         self.insert_deadline(value, at)
     }
 
@@ -328,7 +328,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let at = self.wheel.clock().deadline_after(timeout);
+        let at = self.wheel.deadline_after(timeout);
         self.reset_to(key, at)
     }
 
@@ -348,7 +348,7 @@ impl<T> DelayQueue<T> {
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let at = self.wheel.clock().deadline_of(when);
+        let at = self.wheel.deadline_at(when);
         self.reset_to(key, at)
     }
 

@@ -28,6 +28,7 @@
 
 use std::num::NonZeroU32;
 use std::task::Waker;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -92,7 +93,9 @@ pub(crate) struct QueueWheel<T> {
 
 impl<T> QueueWheel<T> {
     /// An empty queue wheel on `core`'s clock, with room for `capacity`.
-    pub(crate) fn new(core: &Core, capacity: usize) -> QueueWheel<T> {
+    /// An empty queue wheel on the clock and slots of `alarm`'s wheel.
+    pub(crate) fn new(alarm: &QueueAlarm, capacity: usize) -> QueueWheel<T> {
+        let core = alarm.core();
         let start = core.clock.now_tick();
         QueueWheel {
             wheel: HashedWheel::with_capacity(core.slots, start, capacity),
@@ -103,10 +106,15 @@ impl<T> QueueWheel<T> {
         }
     }
 
-    /// The wheel's clock, the queue's own copy: a deadline is worked out
-    /// without a look through the shard.
-    pub(crate) fn clock(&self) -> &Clock {
-        &self.clock
+    /// The deadline `d` from now, on the queue's own copy of the wheel's
+    /// clock (no look through the shard).
+    pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
+        self.clock.deadline_after(d)
+    }
+
+    /// The deadline of `when`.
+    pub(crate) fn deadline_at(&self, when: Instant) -> Deadline {
+        self.clock.deadline_of(when)
     }
 
     fn tick_of(&self, deadline: Deadline) -> u64 {
@@ -289,7 +297,7 @@ impl QueueAlarm {
         }
     }
 
-    pub(crate) fn core(&self) -> &Core {
+    fn core(&self) -> &Core {
         self.shard.core()
     }
 
