@@ -1,6 +1,8 @@
-//! A lookup under a time limit, where most lookups are cache hits that are
-//! ready at once: `lazy_timeout` leaves those alone (no clock read, no wheel
-//! entry) and times the misses from their first pending poll.
+//! A lookup under a time limit where most lookups are cache hits, ready at
+//! once: `lazy_timeout` leaves those alone (no clock read, no wheel entry)
+//! and times the misses from their first pending poll. It prints the hits,
+//! misses and timeouts, and checks that the wheel made one entry per miss
+//! and none per hit.
 //!
 //! ```text
 //! cargo run --release --example cache_timeout

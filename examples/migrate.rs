@@ -1,5 +1,5 @@
-//! Moving a tokio program onto the wheel is one line: this program was
-//! written against `tokio::time`, and only its `use` line changed.
+//! Moving a tokio program onto the wheel: this program was written against
+//! `tokio::time`, and only its `use` line changed.
 //!
 //! ```text
 //! cargo run --release --example migrate
@@ -7,8 +7,10 @@
 //!
 //! It runs a heartbeat on an `interval`, calls a flaky backend under a
 //! `timeout` with `sleep` between retries, and keeps an idle deadline in a
-//! `select!` loop; then it prints what the runtime's default wheel did and
-//! exits 0.
+//! `select!` loop (its `tokio::pin!` still compiles, and is no longer
+//! needed); then it prints what the runtime's default wheel did and exits
+//! 0. What else can change in a larger program (type names, helpers taking
+//! `Pin<&mut Sleep>`, shutdown) is in `docs/migration.md`.
 
 // Before: use tokio::time::{interval, sleep, timeout, Duration, Instant, MissedTickBehavior};
 use hashwheel::{interval, sleep, timeout, Duration, Instant, MissedTickBehavior};

@@ -1,5 +1,8 @@
-//! A heartbeat watchdog: `select!` on a wheel `Sleep` in a loop, with no
-//! `tokio::pin!` (the sleep is `Unpin`), resetting it on every heartbeat.
+//! A heartbeat watchdog: one `select!` loop on a wheel `Sleep` and a
+//! channel, resetting the sleep on every heartbeat. The sleep is `Unpin`,
+//! so the loop uses `&mut watchdog` with no `tokio::pin!`. A peer beats five
+//! times and goes quiet; the watchdog fires 100 ms after the last beat,
+//! never sooner.
 //!
 //! ```text
 //! cargo run --release --example select_timeout
