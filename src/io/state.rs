@@ -237,7 +237,10 @@ impl<const N: usize> State<N> {
     /// An operation of `dir` completed (successfully when `ok`).
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
-        self.dirs[dir].disarm();
+        let d = &mut self.dirs[dir];
+        if d.armed {
+            d.disarm();
+        }
         if ok {
             if let Some(idle) = &mut self.idle {
                 idle.since = Instant::now();
@@ -268,6 +271,7 @@ impl<const N: usize> State<N> {
     /// An operation of `dir` is pending: arm `dir` if it is not, and poll
     /// its sleep. An error when a deadline has passed, or when no sleep
     /// can be had.
+    #[inline(never)]
     fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
         if !self.dirs[dir].armed {
             let d = &mut self.dirs[dir];

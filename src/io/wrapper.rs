@@ -141,6 +141,7 @@ macro_rules! timeout {
 macro_rules! reads {
     ($ty:ident<$p:ident>, $dir:expr) => {
         impl<$p: ::tokio::io::AsyncRead> ::tokio::io::AsyncRead for $ty<$p> {
+            #[inline]
             fn poll_read(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
@@ -153,6 +154,7 @@ macro_rules! reads {
         }
 
         impl<$p: ::tokio::io::AsyncBufRead> ::tokio::io::AsyncBufRead for $ty<$p> {
+            #[inline]
             fn poll_fill_buf(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
@@ -174,6 +176,7 @@ macro_rules! reads {
 macro_rules! writes {
     ($ty:ident<$p:ident>, $dir:expr) => {
         impl<$p: ::tokio::io::AsyncWrite> ::tokio::io::AsyncWrite for $ty<$p> {
+            #[inline]
             fn poll_write(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
@@ -184,6 +187,7 @@ macro_rules! writes {
                 this.timeouts.check($dir, cx, r)
             }
 
+            #[inline]
             fn poll_write_vectored(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
@@ -198,6 +202,7 @@ macro_rules! writes {
                 self.inner.is_write_vectored()
             }
 
+            #[inline]
             fn poll_flush(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
@@ -207,6 +212,7 @@ macro_rules! writes {
                 this.timeouts.check($dir, cx, r)
             }
 
+            #[inline]
             fn poll_shutdown(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
