@@ -13,7 +13,8 @@ use std::time::Duration;
 use hashwheel::io::{TimeoutReader, TimeoutStream, TimeoutWriter};
 use hashwheel::Wheel;
 use io_common::{
-    advance, ms, poll_read, poll_write, Clock, Imp, Never, Ours, Outcome, Theirs, TIMED_OUT,
+    advance, ms, poll_read, poll_write, read_n, send_at, Clock, Imp, Never, Ours, Outcome, Theirs,
+    TIMED_OUT,
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, DuplexStream};
 use tokio::time::Instant;
@@ -33,22 +34,12 @@ macro_rules! both {
 
 /// A read timeout of 100 ms; the peer sends at 50, 200 and 250 ms.
 async fn read_countdowns<I: Imp>() -> Vec<(u64, Outcome)> {
-    let (mut peer, socket) = tokio::io::duplex(64);
+    let (peer, socket) = tokio::io::duplex(64);
     let clock = Clock::start();
-    let sender = tokio::spawn(async move {
-        for at in [50, 200, 250] {
-            tokio::time::sleep_until(clock.at(at)).await;
-            peer.write_all(b"x").await.unwrap();
-        }
-        std::future::pending::<()>().await;
-    });
+    let sender = send_at(clock, peer, &[50, 200, 250]);
     let mut s = I::wrap(socket);
     I::set_read(&mut s, Some(ms(100)));
-    let mut seen = Vec::new();
-    for _ in 0..5 {
-        let r = s.read(&mut [0; 8]).await;
-        seen.push((clock.ms(), r.into()));
-    }
+    let seen = read_n(&mut s, 5, &clock).await;
     sender.abort();
     seen
 }
@@ -181,12 +172,7 @@ async fn an_error_ends_the_countdown<I: Imp>() -> Vec<(u64, Outcome)> {
     let clock = Clock::start();
     let mut s = I::wrap(mock);
     I::set_read(&mut s, Some(ms(100)));
-    let mut seen = Vec::new();
-    for _ in 0..2 {
-        let r = s.read(&mut [0; 8]).await;
-        seen.push((clock.ms(), r.into()));
-    }
-    seen
+    read_n(&mut s, 2, &clock).await
 }
 
 #[tokio::test(start_paused = true)]

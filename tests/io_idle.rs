@@ -9,7 +9,7 @@ mod io_common;
 use std::time::Duration;
 
 use hashwheel::io::TimeoutStream;
-use io_common::{advance, ms, poll_read, Clock, Outcome, TIMED_OUT};
+use io_common::{advance, ms, poll_read, send_at, Clock, Outcome, TIMED_OUT};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
@@ -68,15 +68,9 @@ impl<S: AsyncRead + Unpin> Reads for ByHand<S> {
 async fn idle_script<R: Reads>(
     make: impl FnOnce(tokio::io::DuplexStream) -> R,
 ) -> Vec<(u64, Outcome)> {
-    let (mut peer, socket) = tokio::io::duplex(64);
+    let (peer, socket) = tokio::io::duplex(64);
     let clock = Clock::start();
-    let sender = tokio::spawn(async move {
-        for at in [30, 80, 300] {
-            tokio::time::sleep_until(clock.at(at)).await;
-            peer.write_all(b"x").await.unwrap();
-        }
-        std::future::pending::<()>().await;
-    });
+    let sender = send_at(clock, peer, &[30, 80, 300]);
     let mut conn = make(socket);
     let mut seen = Vec::new();
     for i in 0..6 {

@@ -42,7 +42,7 @@ use tokio::time::Instant;
 use super::cpu::{rss_bytes, Meter, Span};
 use super::median;
 use super::tasks::{multi_thread, run_in_task, timed_tasks, Rt, TaskEnv, RT1};
-use super::workloads::{unsupported, wait_until, FAR};
+use super::workloads::{child_job, unsupported, wait_until, FAR};
 use super::Imp;
 
 /// One measured value: a row of the caller's table, its unit, a column.
@@ -451,9 +451,9 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
     span.cpu_ns as f64 / n as f64
 }
 
-/// The environment variable that makes this binary a child measuring the
-/// memory of idle connections (`memory <imp id> <n>`).
-const CHILD: &str = "HASHWHEEL_BENCH_IO_CHILD";
+/// The environment variable (the harness's) that makes this binary a
+/// child measuring one thing; this module's job is `io_memory <imp id> <n>`.
+const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
 /// RSS growth per idle connection: `n` tasks (with 30 s timeouts) on a
 /// fresh 1-worker runtime, measured once every read waits. The default
@@ -483,37 +483,18 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
     (after - before) as f64 / n as f64
 }
 
-/// Call first in `main`: when this process is a child measuring idle
+/// Call first in `main` (before `workloads::child_main`, which takes the
+/// harness's other jobs): when this process is a child measuring idle
 /// connections' memory, measures, prints the result and exits.
 pub fn child_main() {
     let Ok(job) = std::env::var(CHILD) else {
         return;
     };
-    match job.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["memory", imp, n] => {
-            let imp = Imp::from_id(imp).expect("implementation id");
-            println!("{}", rss_per_conn(imp, n.parse().expect("count")));
-        }
-        _ => panic!("{CHILD}: unknown job {job:?}"),
+    if let ["io_memory", imp, n] = job.split_whitespace().collect::<Vec<_>>().as_slice() {
+        let imp = Imp::from_id(imp).expect("implementation id");
+        println!("{}", rss_per_conn(imp, n.parse().expect("count")));
+        std::process::exit(0);
     }
-    std::process::exit(0);
-}
-
-/// [`rss_per_conn`] in a child process (this binary, re-run).
-fn bytes_per_conn(imp: Imp, n: usize) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = std::process::Command::new(exe)
-        .env(CHILD, format!("memory {} {n}", imp.id()))
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .ok()?;
-    String::from_utf8(out.stdout)
-        .ok()?
-        .lines()
-        .last()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// The idle-connection rows: memory per connection (and over a bare
@@ -531,7 +512,8 @@ pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) 
     );
     let added = format!("{head}, 1 worker: memory per connection over a bare stream's, RSS");
     let mut values = Vec::new();
-    rounds(1, &READ, skip, |imp| match bytes_per_conn(imp, n) {
+    let job = |imp: Imp| format!("io_memory {} {n}", imp.id());
+    rounds(1, &READ, skip, |imp| match child_job(&job(imp)) {
         Some(b) => values.push((imp, b)),
         None => eprintln!("{}: the memory child failed", imp.name()),
     });

@@ -10,6 +10,7 @@
 //! line:
 //!
 //! ```
+//! # #![allow(unused_imports)]
 //! // use tokio_io_timeout::TimeoutStream;
 //! use hashwheel::io::TimeoutStream;
 //! ```
@@ -39,6 +40,7 @@
 //! use hashwheel::io::TimeoutStream;
 //! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!
+//! # #[allow(dead_code)]
 //! # async fn serve() -> std::io::Result<()> {
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! loop {
@@ -110,6 +112,11 @@
 //!
 //! An operation that does not wait goes on working: the error is never
 //! early, and never a hang or a panic.
+//!
+//! [`TimeoutReader`]: crate::io::TimeoutReader
+//! [`TimeoutWriter`]: crate::io::TimeoutWriter
+//! [`TimeoutStream`]: crate::io::TimeoutStream
+//! [`TimeoutStream::set_idle_timeout`]: crate::io::TimeoutStream::set_idle_timeout
 
 #[macro_use]
 mod wrapper;

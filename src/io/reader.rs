@@ -2,7 +2,7 @@
 
 use pin_project_lite::pin_project;
 
-use crate::io::state::{Timeouts, Which};
+use crate::io::state::Timeouts;
 
 pin_project! {
     /// An [`AsyncRead`](tokio::io::AsyncRead) whose reads fail with
@@ -54,17 +54,7 @@ pin_project! {
 
 wrapper!(TimeoutReader<R>, "reader");
 
-timeout!(
-    TimeoutReader<R>,
-    Which::Dir(0),
-    "read",
-    timeout,
-    set_timeout,
-    set_timeout_pinned,
-    "A read waiting with its countdown running starts its countdown again, \
-     now, with the new timeout (or none). A read that was waiting with no \
-     timeout gets its countdown from its next poll.",
-);
+timeout! { TimeoutReader<R>, dir 0, "read", timeout, set_timeout, set_timeout_pinned }
 
 reads!(TimeoutReader<R>, Some(0));
 writes!(TimeoutReader<R>, None);

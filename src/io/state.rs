@@ -347,14 +347,6 @@ fn new_sleep(wheel: Option<&Wheel>, at: Instant) -> io::Result<Sleep> {
 mod tests {
     use super::*;
 
-    /// A wrapper with no timeout holds one null pointer; the box of a
-    /// stream's timeouts.
-    #[test]
-    fn sizes() {
-        assert_eq!(std::mem::size_of::<Timeouts<2>>(), 8);
-        assert_eq!(std::mem::size_of::<Option<Sleep>>(), 40);
-    }
-
     #[test]
     fn a_sum_that_overflows_lands_30_years_out() {
         let now = Instant::now();

@@ -2,7 +2,7 @@
 
 use pin_project_lite::pin_project;
 
-use crate::io::state::{Timeouts, Which};
+use crate::io::state::Timeouts;
 
 /// The index of the read countdown.
 const READ: usize = 0;
@@ -82,43 +82,9 @@ pin_project! {
 
 wrapper!(TimeoutStream<S>, "stream");
 
-timeout!(
-    TimeoutStream<S>,
-    Which::Dir(READ),
-    "read",
-    read_timeout,
-    set_read_timeout,
-    set_read_timeout_pinned,
-    "A read waiting with its countdown running starts its countdown again, \
-     now, with the new timeout (or none). A read that was waiting with no \
-     timeout gets its countdown from its next poll.",
-);
-
-timeout!(
-    TimeoutStream<S>,
-    Which::Dir(WRITE),
-    "write",
-    write_timeout,
-    set_write_timeout,
-    set_write_timeout_pinned,
-    "A write waiting with its countdown running starts its countdown again, \
-     now, with the new timeout (or none). A write that was waiting with no \
-     timeout gets its countdown from its next poll.",
-);
-
-timeout!(
-    TimeoutStream<S>,
-    Which::Idle,
-    "idle",
-    idle_timeout,
-    set_idle_timeout,
-    set_idle_timeout_pinned,
-    "The idle time counts from now: the stream times out once no read and \
-     no write has completed successfully for `timeout` from now on. A read \
-     or write waiting with a countdown running moves its deadline to match; \
-     one that was waiting with no timeout at all gets the idle deadline \
-     from its next poll.",
-);
+timeout! { TimeoutStream<S>, dir READ, "read", read_timeout, set_read_timeout, set_read_timeout_pinned }
+timeout! { TimeoutStream<S>, dir WRITE, "write", write_timeout, set_write_timeout, set_write_timeout_pinned }
+timeout! { TimeoutStream<S>, idle, idle_timeout, set_idle_timeout, set_idle_timeout_pinned }
 
 reads!(TimeoutStream<S>, Some(READ));
 writes!(TimeoutStream<S>, Some(WRITE));

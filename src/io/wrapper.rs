@@ -89,17 +89,41 @@ macro_rules! wrapper {
 }
 
 /// The getter `$get` and the setters `$set` and `$pinned` of the `$noun`
-/// timeout (`$which`) of `$ty<$p>`; `$doc` says what setting it does.
+/// timeout of `$ty<$p>`: that of direction `$dir`, or (`idle`) the idle
+/// timeout.
 macro_rules! timeout {
-    (
-        $ty:ident<$p:ident>,
-        $which:expr,
-        $noun:literal,
-        $get:ident,
-        $set:ident,
-        $pinned:ident,
-        $doc:literal $(,)?
-    ) => {
+    ($ty:ident<$p:ident>, dir $dir:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident) => {
+        timeout!(
+            @ $ty<$p>,
+            $crate::io::state::Which::Dir($dir),
+            $noun,
+            $get,
+            $set,
+            $pinned,
+            concat!(
+                "A ", $noun, " waiting with its countdown running starts its countdown again, ",
+                "now, with the new timeout (or none). A ", $noun, " that was waiting with no ",
+                "timeout gets its countdown from its next poll."
+            )
+        );
+    };
+    ($ty:ident<$p:ident>, idle, $get:ident, $set:ident, $pinned:ident) => {
+        timeout!(
+            @ $ty<$p>,
+            $crate::io::state::Which::Idle,
+            "idle",
+            $get,
+            $set,
+            $pinned,
+            concat!(
+                "The idle time counts from now: the stream times out once no read and no ",
+                "write has completed successfully for `timeout` from now on. A read or write ",
+                "waiting with a countdown running moves its deadline to match; one that was ",
+                "waiting with no timeout at all gets the idle deadline from its next poll."
+            )
+        );
+    };
+    (@ $ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $doc:expr) => {
         impl<$p> $ty<$p> {
             #[doc = concat!("The ", $noun, " timeout; `None` (no timeout) until one is set.")]
             pub fn $get(&self) -> Option<::std::time::Duration> {
@@ -136,33 +160,33 @@ macro_rules! timeout {
     };
 }
 
+/// One `poll_*` method of a wrapper: the inner stream's, its result passed
+/// through the wrapper's timeouts as an operation of direction `$dir`.
+macro_rules! timed {
+    ($dir:expr, $name:ident($($arg:ident: $ty:ty),*) -> $out:ty) => {
+        #[inline]
+        fn $name(
+            self: ::std::pin::Pin<&mut Self>,
+            cx: &mut ::std::task::Context<'_>,
+            $($arg: $ty),*
+        ) -> ::std::task::Poll<::std::io::Result<$out>> {
+            let this = self.project();
+            let r = this.inner.$name(cx, $($arg),*);
+            this.timeouts.check($dir, cx, r)
+        }
+    };
+}
+
 /// `AsyncRead` and `AsyncBufRead` for `$ty<$p>`: reads, and
 /// `poll_fill_buf`, timed as direction `$dir` (`None`: untimed).
 macro_rules! reads {
     ($ty:ident<$p:ident>, $dir:expr) => {
         impl<$p: ::tokio::io::AsyncRead> ::tokio::io::AsyncRead for $ty<$p> {
-            #[inline]
-            fn poll_read(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-                buf: &mut ::tokio::io::ReadBuf<'_>,
-            ) -> ::std::task::Poll<::std::io::Result<()>> {
-                let this = self.project();
-                let r = this.inner.poll_read(cx, buf);
-                this.timeouts.check($dir, cx, r)
-            }
+            timed!($dir, poll_read(buf: &mut ::tokio::io::ReadBuf<'_>) -> ());
         }
 
         impl<$p: ::tokio::io::AsyncBufRead> ::tokio::io::AsyncBufRead for $ty<$p> {
-            #[inline]
-            fn poll_fill_buf(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-            ) -> ::std::task::Poll<::std::io::Result<&[u8]>> {
-                let this = self.project();
-                let r = this.inner.poll_fill_buf(cx);
-                this.timeouts.check($dir, cx, r)
-            }
+            timed!($dir, poll_fill_buf() -> &[u8]);
 
             fn consume(self: ::std::pin::Pin<&mut Self>, amt: usize) {
                 self.project().inner.consume(amt);
@@ -176,50 +200,13 @@ macro_rules! reads {
 macro_rules! writes {
     ($ty:ident<$p:ident>, $dir:expr) => {
         impl<$p: ::tokio::io::AsyncWrite> ::tokio::io::AsyncWrite for $ty<$p> {
-            #[inline]
-            fn poll_write(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-                buf: &[u8],
-            ) -> ::std::task::Poll<::std::io::Result<usize>> {
-                let this = self.project();
-                let r = this.inner.poll_write(cx, buf);
-                this.timeouts.check($dir, cx, r)
-            }
-
-            #[inline]
-            fn poll_write_vectored(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-                bufs: &[::std::io::IoSlice<'_>],
-            ) -> ::std::task::Poll<::std::io::Result<usize>> {
-                let this = self.project();
-                let r = this.inner.poll_write_vectored(cx, bufs);
-                this.timeouts.check($dir, cx, r)
-            }
+            timed!($dir, poll_write(buf: &[u8]) -> usize);
+            timed!($dir, poll_write_vectored(bufs: &[::std::io::IoSlice<'_>]) -> usize);
+            timed!($dir, poll_flush() -> ());
+            timed!($dir, poll_shutdown() -> ());
 
             fn is_write_vectored(&self) -> bool {
                 self.inner.is_write_vectored()
-            }
-
-            #[inline]
-            fn poll_flush(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-            ) -> ::std::task::Poll<::std::io::Result<()>> {
-                let this = self.project();
-                let r = this.inner.poll_flush(cx);
-                this.timeouts.check($dir, cx, r)
-            }
-
-            #[inline]
-            fn poll_shutdown(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-            ) -> ::std::task::Poll<::std::io::Result<()>> {
-                let this = self.project();
-                let r = this.inner.poll_shutdown(cx);
-                this.timeouts.check($dir, cx, r)
             }
         }
     };

@@ -2,7 +2,7 @@
 
 use pin_project_lite::pin_project;
 
-use crate::io::state::{Timeouts, Which};
+use crate::io::state::Timeouts;
 
 pin_project! {
     /// An [`AsyncWrite`](tokio::io::AsyncWrite) whose writes fail with
@@ -54,17 +54,7 @@ pin_project! {
 
 wrapper!(TimeoutWriter<W>, "writer");
 
-timeout!(
-    TimeoutWriter<W>,
-    Which::Dir(0),
-    "write",
-    timeout,
-    set_timeout,
-    set_timeout_pinned,
-    "A write waiting with its countdown running starts its countdown again, \
-     now, with the new timeout (or none). A write that was waiting with no \
-     timeout gets its countdown from its next poll.",
-);
+timeout! { TimeoutWriter<W>, dir 0, "write", timeout, set_timeout, set_timeout_pinned }
 
 reads!(TimeoutWriter<W>, None);
 writes!(TimeoutWriter<W>, Some(0));

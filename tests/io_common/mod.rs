@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// A stream wrapper with read and write timeouts: hashwheel's
@@ -106,6 +107,32 @@ pub fn ms(n: u64) -> Duration {
 /// returns (tokio's and the wheel's).
 pub async fn advance(d: Duration) {
     tokio::time::advance(d).await;
+}
+
+/// A peer that sends one byte at each of `times` (ms after `clock`'s
+/// start), then keeps the pipe open until aborted.
+pub fn send_at(clock: Clock, mut peer: DuplexStream, times: &'static [u64]) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        for &at in times {
+            tokio::time::sleep_until(clock.at(at)).await;
+            peer.write_all(b"x").await.unwrap();
+        }
+        std::future::pending::<()>().await;
+    })
+}
+
+/// `n` reads of `io`, each with when it ended (ms after `clock`'s start).
+pub async fn read_n<T: AsyncRead + Unpin>(
+    io: &mut T,
+    n: usize,
+    clock: &Clock,
+) -> Vec<(u64, Outcome)> {
+    let mut seen = Vec::new();
+    for _ in 0..n {
+        let r = io.read(&mut [0; 16]).await;
+        seen.push((clock.ms(), r.into()));
+    }
+    seen
 }
 
 /// Polls one read of up to 16 bytes with a waker that does nothing.
