@@ -352,7 +352,9 @@ struct Conns {
     waiting: AtomicUsize,
     /// Tasks whose read ended with `TimedOut`.
     reaped: AtomicUsize,
-    /// Tasks whose read ended before its timeout, or otherwise.
+    /// Tasks whose read ended with `TimedOut` before its timeout.
+    early: AtomicUsize,
+    /// Tasks whose read ended otherwise.
     wrong: AtomicUsize,
 }
 
@@ -367,9 +369,11 @@ fn spawn_conn(rt: &tokio::runtime::Runtime, imp: Imp, timeout: Duration, conns: 
     match imp {
         Imp::NoTimer => drop(rt.spawn(wait_read(Idle::default(), None, timeout, conns))),
         Imp::Hashwheel => {
+            // Read before the timeout is set, whose idle time counts from
+            // a clock read of its own, at or after this one.
+            let set = Some(Instant::now());
             let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
             s.set_idle_timeout(Some(timeout));
-            let set = Some(Instant::now());
             drop(rt.spawn(wait_read(s, set, timeout, conns)));
         }
         Imp::Tokio => {
@@ -397,10 +401,13 @@ async fn wait_read<R: AsyncRead>(
     let mut counted = false;
     let end = poll_fn(|cx| {
         let mut buf = ReadBuf::new(&mut bytes);
+        // Read before the poll, whose countdown (if it starts one) counts
+        // from a clock read of its own, at or after this one.
+        let before = (!counted).then(Instant::now);
         let p = r.as_mut().poll_read(cx, &mut buf);
-        if p.is_pending() && !counted {
+        if let (Poll::Pending, Some(before)) = (&p, before) {
             counted = true;
-            start.get_or_insert_with(Instant::now);
+            start.get_or_insert(before);
             conns.waiting.fetch_add(1, Ordering::AcqRel);
         }
         p
@@ -408,11 +415,11 @@ async fn wait_read<R: AsyncRead>(
     .await;
     let on_time = start.is_some_and(|s| s.elapsed() >= timeout);
     match end {
-        Err(e) if e.kind() == io::ErrorKind::TimedOut && on_time => {
-            conns.reaped.fetch_add(1, Ordering::AcqRel)
-        }
-        _ => conns.wrong.fetch_add(1, Ordering::AcqRel),
-    };
+        Err(e) if e.kind() == io::ErrorKind::TimedOut && on_time => &conns.reaped,
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => &conns.early,
+        _ => &conns.wrong,
+    }
+    .fetch_add(1, Ordering::AcqRel);
 }
 
 /// Spawns `n` idle connections on `rt` and waits until every read waits.
@@ -439,13 +446,21 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
     );
     let m = Meter::start(imp);
     let limit = StdInstant::now() + REAP_AFTER + Duration::from_secs(60);
-    let done = || conns.reaped.load(Ordering::Acquire) + conns.wrong.load(Ordering::Acquire) == n;
+    let ended = [&conns.reaped, &conns.early, &conns.wrong];
+    let done = || {
+        ended
+            .iter()
+            .map(|c| c.load(Ordering::Acquire))
+            .sum::<usize>()
+            == n
+    };
     assert!(wait_until(limit, done), "{n} idle connections not reaped");
     let span = m.stop();
+    let [early, wrong] = [&conns.early, &conns.wrong].map(|c| c.load(Ordering::Acquire));
     assert_eq!(
-        conns.wrong.load(Ordering::Acquire),
-        0,
-        "{}: connections reaped early or not with TimedOut",
+        (early, wrong),
+        (0, 0),
+        "{}: connections reaped early, and ended otherwise than TimedOut",
         imp.name()
     );
     span.cpu_ns as f64 / n as f64
