@@ -239,3 +239,14 @@ fn outside_a_runtime_a_read_that_needs_a_timer_fails() {
         .expect("a BuildError");
     assert!(build.is_no_runtime());
 }
+
+/// `new` needs no runtime: it makes no timer (tokio-io-timeout's makes a
+/// tokio `Sleep`, which panics outside a runtime).
+#[test]
+fn new_needs_no_runtime_where_tokio_io_timeout_panics() {
+    let mut ours = TimeoutStream::new(Never);
+    ours.set_idle_timeout(Some(ms(100)));
+    assert_eq!(ours.idle_timeout(), Some(ms(100)));
+    let theirs = std::panic::catch_unwind(|| tokio_io_timeout::TimeoutStream::new(Never));
+    assert!(theirs.is_err(), "tokio-io-timeout needs a runtime");
+}

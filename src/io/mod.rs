@@ -92,6 +92,22 @@
 //! operation resets it to now, which takes tokio's timer lock and wakes the
 //! task once more.
 //!
+//! # Differences from tokio-io-timeout
+//!
+//! Code written for tokio-io-timeout compiles and behaves the same, but:
+//!
+//! - the wrappers are `Unpin` (theirs never are), and the `&mut self`
+//!   setters may be called while an operation waits: they act as the
+//!   `_pinned` ones do;
+//! - `TimeoutStream` has an idle timeout, and every wrapper a
+//!   `with_wheel` constructor;
+//! - `new` needs no runtime (theirs makes a tokio `Sleep`, and panics
+//!   outside one);
+//! - `Duration::MAX` waits 30 years where theirs panics on an `Instant`
+//!   overflow;
+//! - a wheel that has shut down gives an error (see below) where tokio's
+//!   timer, once its runtime is gone, panics.
+//!
 //! # Errors
 //!
 //! Besides `TimedOut` and the wrapped stream's own errors, an operation

@@ -19,8 +19,8 @@ macro_rules! wrapper {
             /// is needed, is made on the default wheel of the runtime that
             /// polls it, as tokio-io-timeout's is made on tokio's timer.
             ///
-            /// Nothing is allocated, and no runtime is needed, until a
-            /// timeout is set.
+            /// Nothing is allocated until a timeout is set, and no runtime
+            /// is needed until an operation waits with one.
             pub fn new(inner: $p) -> $ty<$p> {
                 $ty {
                     inner,
