@@ -76,8 +76,8 @@
 //!   later holds a [`Sleep`](crate::Sleep) for each direction that has
 //!   waited with a timeout: one wheel entry per direction, made by its first
 //!   wait (one uncontended shard lock), and moved from then on.
-//! - An operation that completes disarms its direction's countdown: two
-//!   stores, and with an idle timeout one clock read. It neither cancels
+//! - An operation that completes ends its direction's countdown (two
+//!   stores, when one runs), and with an idle timeout reads the clock. It neither cancels
 //!   nor moves the sleep: no lock.
 //! - An operation that waits starts a countdown: one clock read, and a
 //!   move of the sleep to a later deadline, which takes no lock (but the

@@ -14,9 +14,9 @@
 //!   end (`ends`) and the idle deadline, as they were when it was last set.
 //! - `ends` is `Some` only while armed, and only with a timeout set: the
 //!   countdown started at the arming poll.
-//! - A completed operation only disarms (two stores; with an idle timeout,
-//!   one clock read for the idle deadline): it neither cancels nor moves
-//!   the sleep. The next arming moves that sleep to its new deadline,
+//! - A completed operation only disarms its direction (two stores, when
+//!   armed) and, with an idle timeout, reads the clock for the idle
+//!   deadline: it neither cancels nor moves the sleep. The next arming moves that sleep to its new deadline,
 //!   which is later than the old one unless a timeout was made shorter: a
 //!   [`Sleep::reset`] to a later deadline, which takes no lock. A sleep
 //!   left behind may still fire at its old deadline: the task it wakes
