@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod cpu;
+pub mod io;
 pub mod queue;
 pub mod server;
 pub mod tasks;

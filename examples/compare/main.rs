@@ -16,6 +16,7 @@
 //! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
 //! cargo run --release --example compare -- --only server --server-secs 20 --server-conns 200000
 //! cargo run --release --example compare -- --charts docs/charts    # where the SVGs go
+//! cargo run --release --example compare -- --only io_read,io_idle  # hashwheel::io beside tokio-io-timeout
 //! ```
 //!
 //! Options (`--help` lists them, with the sections and implementation ids;
@@ -348,13 +349,29 @@ fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
     });
 }
 
+/// `hashwheel::io` beside tokio-io-timeout (`benches/harness/io.rs`).
+fn io_read(cfg: &Config, e: &Envs, t: &mut Table) {
+    let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
+    for v in harness::io::read_costs(&e.task, cfg.task_ops, cfg.rounds, skip) {
+        t.add(&v.row, v.unit, v.imp, v.value);
+    }
+}
+
+fn io_idle(cfg: &Config, e: &Envs, t: &mut Table) {
+    let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
+    let n = harness::io::IDLE_CONNS;
+    for v in harness::io::idle_connections(&e.task, n, cfg.slow_rounds, skip) {
+        t.add(&v.row, v.unit, v.imp, v.value);
+    }
+}
+
 type Section = fn(&Config, &Envs, &mut Table);
 
 /// Every section, in order: the in-task ones first, then the plain-thread
 /// ones. The ones on tokio's paused clock come last: once a clock has been
 /// paused, every `tokio::time::Instant::now()` in the process (with tokio's
 /// `test-util`, which the dev-dependencies enable) takes a slower path.
-const SECTIONS: [(&str, Section); 17] = [
+const SECTIONS: [(&str, Section); 19] = [
     ("task_register", in_task::register_cancel),
     ("task_reset", in_task::reset_poll),
     ("task_timeout", in_task::timeout),
@@ -362,6 +379,8 @@ const SECTIONS: [(&str, Section); 17] = [
     ("cross", in_task::cross_worker_cancel),
     ("task_memory", in_task::memory),
     ("server", in_task::server),
+    ("io_read", io_read),
+    ("io_idle", io_idle),
     ("register", register_cancel),
     ("timeout", timeout),
     ("insert", insert_cancel),
@@ -421,6 +440,7 @@ fn check_args(args: &[String]) {
 }
 
 fn main() {
+    harness::io::child_main();
     w::child_main();
     let args: Vec<String> = std::env::args().skip(1).collect();
     check_args(&args);

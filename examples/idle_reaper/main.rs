@@ -1,11 +1,16 @@
 //! The crate's demo: a TCP echo server on 127.0.0.1 that closes idle
 //! connections through a hashwheel `Wheel`, driven by clients it starts
-//! itself (chatty, silent, and silent half-way).
+//! itself (chatty, silent, and silent half-way). It shows the three ways a
+//! tokio server reaps idle connections, side by side: a `Sleep` per
+//! connection reset on every read, one reaper task with a `DelayQueue`,
+//! and the socket wrapped in a `hashwheel::io::TimeoutStream` whose idle
+//! timeout fails the read.
 //!
 //! ```text
-//! cargo run --release --example idle_reaper                 # both patterns
+//! cargo run --release --example idle_reaper                 # all three patterns
 //! cargo run --release --example idle_reaper -- --mode sleep # per-connection Sleep
 //! cargo run --release --example idle_reaper -- --mode queue # central DelayQueue reaper
+//! cargo run --release --example idle_reaper -- --mode io    # TimeoutStream's idle timeout
 //! options: --idle-ms N (300)  --clients N per kind (50)  --secs N (3)
 //! ```
 //!
@@ -29,6 +34,7 @@ use tokio::task::JoinSet;
 enum Mode {
     Sleep,
     Queue,
+    Io,
 }
 
 struct Args {
@@ -40,7 +46,7 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
-        modes: vec![Mode::Sleep, Mode::Queue],
+        modes: vec![Mode::Sleep, Mode::Queue, Mode::Io],
         idle: Duration::from_millis(300),
         clients: 50,
         run: Duration::from_secs(3),
@@ -54,8 +60,14 @@ fn parse_args() -> Result<Args, String> {
                 args.modes = match value()?.as_str() {
                     "sleep" => vec![Mode::Sleep],
                     "queue" => vec![Mode::Queue],
+                    "io" => vec![Mode::Io],
                     "both" => vec![Mode::Sleep, Mode::Queue],
-                    m => return Err(format!("--mode {m}: expected sleep, queue or both")),
+                    "all" => vec![Mode::Sleep, Mode::Queue, Mode::Io],
+                    m => {
+                        return Err(format!(
+                            "--mode {m}: expected sleep, queue, io, both or all"
+                        ))
+                    }
                 }
             }
             "--idle-ms" => args.idle = Duration::from_millis(number(value()?)?.max(20)),
@@ -77,9 +89,12 @@ async fn serve(listener: TcpListener, mode: Mode, wheel: Wheel, idle: Duration, 
         };
         let (wheel, stats, reaper) = (wheel.clone(), stats.clone(), reaper.clone());
         tokio::spawn(async move {
-            match reaper {
-                None => server::serve_with_sleep(&wheel, stream, idle, &stats).await,
-                Some(r) => r.serve(stream, &stats).await,
+            match (mode, reaper) {
+                (_, Some(r)) => r.serve(stream, &stats).await,
+                (Mode::Io, None) => {
+                    server::serve_with_idle_timeout(&wheel, stream, idle, &stats).await
+                }
+                (_, None) => server::serve_with_sleep(&wheel, stream, idle, &stats).await,
             };
         });
     }
@@ -90,7 +105,7 @@ async fn main() {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("{e}\nusage: idle_reaper [--mode sleep|queue|both] [--idle-ms N] [--clients N] [--secs N]");
+            eprintln!("{e}\nusage: idle_reaper [--mode sleep|queue|io|both|all] [--idle-ms N] [--clients N] [--secs N]");
             std::process::exit(2);
         }
     };

@@ -1,5 +1,5 @@
 //! An echo server that closes idle connections through a hashwheel
-//! `Wheel`, in the two ways a tokio server does it:
+//! `Wheel`, in the three ways a tokio server does it:
 //!
 //! - [`serve_with_sleep`]: each connection owns a `Sleep` and resets it on
 //!   every read, inside `select!` (no `tokio::pin!`: the sleep is `Unpin`).
@@ -7,16 +7,22 @@
 //!   report activity to it, and it tells those that expire to close. Each
 //!   report moves a connection's deadline later, which writes its queue
 //!   entry only: the entry moves to its new tick when its old one comes.
+//! - [`serve_with_idle_timeout`]: the socket wrapped in a
+//!   `hashwheel::io::TimeoutStream` with an idle timeout; a read that finds
+//!   the connection idle returns `TimedOut`. No timer in sight: the
+//!   wrapper keeps one, and moves it only when a read waits.
 //!
 //! Generic over the stream, so the same code serves TCP in the example and
 //! in-memory pipes in the tests.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::io::ErrorKind;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
+use hashwheel::io::TimeoutStream;
 use hashwheel::Wheel;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -103,6 +109,36 @@ where
             _ = &mut deadline => {
                 stats.reaped.fetch_add(1, Ordering::Relaxed);
                 return Outcome::Reaped;
+            }
+        }
+    }
+}
+
+/// Pattern 3: the stream wrapped in a `TimeoutStream` whose idle timeout
+/// fails the read (or the echo's write) that finds the connection idle.
+pub async fn serve_with_idle_timeout<S>(
+    wheel: &Wheel,
+    stream: S,
+    idle: Duration,
+    stats: &Stats,
+) -> Outcome
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let _open = Open::new(stats);
+    let mut stream = TimeoutStream::with_wheel(wheel, stream);
+    stream.set_idle_timeout(Some(idle));
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf).await {
+            Err(e) if e.kind() == ErrorKind::TimedOut => {
+                stats.reaped.fetch_add(1, Ordering::Relaxed);
+                return Outcome::Reaped;
+            }
+            read => {
+                if echo_once(&mut stream, read, &buf, stats).await.is_none() {
+                    return Outcome::ClientClosed;
+                }
             }
         }
     }

@@ -1,0 +1,569 @@
+//! `hashwheel::io` beside tokio-io-timeout, where a server's streams live:
+//! in tasks on the workers of a multi-thread runtime.
+//!
+//! Columns: [`Imp::Hashwheel`] is `hashwheel::io::TimeoutStream` made with
+//! `new` (the runtime's default wheel, as a switch from tokio-io-timeout
+//! makes it); [`Imp::Tokio`] is `tokio_io_timeout::TimeoutStream` (built on
+//! `tokio::time`), or, in the idle-timeout rows, the idle timeout written
+//! by hand with a `tokio::time::Sleep` beside the stream, reset after every
+//! read (and [`Imp::HashwheelFree`] the same with `hashwheel::sleep`);
+//! [`Imp::NoTimer`] is the bare stream. Each row's name says which.
+//!
+//! - Per read ([`read_costs`]): one task per worker (1 and 2 workers)
+//!   reads `ops` times from its own wrapped stream, in one poll of the task,
+//!   with the task's context, as [`tasks::timed_tasks`] runs every in-task
+//!   row. The stream's reads are always ready, or pending once and then
+//!   ready (a socket between messages: the wrapper's countdown starts at
+//!   the pending poll and ends at the ready one). The added cost is the
+//!   row's CPU per read less the bare stream's median.
+//! - Idle connections ([`idle_connections`]): `n` tasks, each with a
+//!   wrapped stream whose read never completes. Memory: RSS growth per
+//!   connection while they are made and their reads wait, in a fresh child
+//!   process (the bare stream's tasks are the baseline). Reap: with a 2 s
+//!   timeout (hashwheel: its idle timeout; tokio-io-timeout: a read
+//!   timeout, its only kind), the process CPU from the moment every read
+//!   waits until every task has had its `TimedOut` and ended, per
+//!   connection. A task that ends before its timeout fails the run.
+//!
+//! Implementations alternate round by round, as `table::rounds` does.
+
+use std::future::{poll_fn, Future};
+use std::hint::black_box;
+use std::io;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant as StdInstant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Instant;
+
+use super::cpu::{rss_bytes, Meter, Span};
+use super::median;
+use super::tasks::{multi_thread, run_in_task, timed_tasks, Rt, TaskEnv, RT1};
+use super::workloads::{child_job, unsupported, wait_until, FAR};
+use super::Imp;
+
+/// One measured value: a row of the caller's table, its unit, a column.
+#[derive(Debug, Clone)]
+pub struct Value {
+    pub row: String,
+    pub unit: &'static str,
+    pub imp: Imp,
+    pub value: f64,
+}
+
+/// The columns of the read-timeout rows.
+const READ: [Imp; 3] = [Imp::NoTimer, Imp::Hashwheel, Imp::Tokio];
+/// The columns of the idle-timeout rows: the wrapper, and the idle timeout
+/// by hand with each crate's sleep.
+const IDLE: [Imp; 4] = [Imp::NoTimer, Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio];
+
+/// How long the reap rows' timeouts are: long enough that every
+/// connection's read waits before the first one times out.
+const REAP_AFTER: Duration = Duration::from_secs(2);
+
+/// How many idle connections the idle rows hold.
+pub const IDLE_CONNS: usize = 100_000;
+
+/// Runs `f` for every implementation in `imps` but those in `skip`, `n`
+/// times, each round starting with the next (as `table::rounds`).
+fn rounds(n: usize, imps: &[Imp], skip: &[Imp], mut f: impl FnMut(Imp)) {
+    let imps: Vec<Imp> = imps.iter().copied().filter(|i| !skip.contains(i)).collect();
+    for r in 0..n {
+        for k in 0..imps.len() {
+            f(imps[(k + r) % imps.len()]);
+        }
+    }
+}
+
+/// The values of `row` and, for every column but the bare stream, a row
+/// `added` of each value less the bare stream's median (when it ran).
+fn with_added(row: &str, added: &str, unit: &'static str, values: Vec<(Imp, f64)>) -> Vec<Value> {
+    let mut bare: Vec<f64> = values
+        .iter()
+        .filter(|(i, _)| *i == Imp::NoTimer)
+        .map(|&(_, v)| v)
+        .collect();
+    let base = (!bare.is_empty()).then(|| median(&mut bare));
+    let mut out: Vec<Value> = values
+        .iter()
+        .map(|&(imp, value)| Value {
+            row: row.to_string(),
+            unit,
+            imp,
+            value,
+        })
+        .collect();
+    if let Some(base) = base {
+        out.extend(
+            values
+                .iter()
+                .filter(|(i, _)| *i != Imp::NoTimer)
+                .map(|&(imp, v)| Value {
+                    row: added.to_string(),
+                    unit,
+                    imp,
+                    value: v - base,
+                }),
+        );
+    }
+    out
+}
+
+// ===== streams =====
+
+/// A stream whose reads are ready with one byte, every time, or (with
+/// `pending_first`) pending once and then ready, as a socket read between
+/// messages is. Its writes are ready.
+#[derive(Debug)]
+struct Script {
+    pending_first: bool,
+    pending: bool,
+}
+
+impl Script {
+    fn new(pending_first: bool) -> Script {
+        Script {
+            pending_first,
+            pending: pending_first,
+        }
+    }
+}
+
+impl AsyncRead for Script {
+    /// Not inlined, as a socket's read is not (its body is the I/O
+    /// driver's): otherwise the bare stream's loop, which nothing stands
+    /// between, folds into a few instructions that no wrapped stream's can.
+    #[inline(never)]
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.pending {
+            self.pending = false;
+            return Poll::Pending;
+        }
+        self.pending = self.pending_first;
+        buf.put_slice(&[1]);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A stream whose reads wait forever, keeping the task's waker as a
+/// socket's registration does. Its writes are ready.
+#[derive(Debug, Default)]
+struct Idle {
+    waker: Option<Waker>,
+}
+
+impl AsyncRead for Idle {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        _: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// Ready writes, for the streams above: a `TimeoutStream` of either crate
+/// wants an `AsyncWrite`.
+macro_rules! ready_writes {
+    ($ty:ty) => {
+        impl AsyncWrite for $ty {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                Poll::Ready(Ok(buf.len()))
+            }
+            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+            fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+        }
+    };
+}
+ready_writes!(Script);
+ready_writes!(Idle);
+
+// ===== per read =====
+
+/// One read of `r` with `cx`, as an `.await` polls it: pending once first
+/// when `pending_first`, then ready with one byte.
+fn read_once<R: AsyncRead + ?Sized>(
+    mut r: Pin<&mut R>,
+    cx: &mut Context<'_>,
+    pending_first: bool,
+    bytes: &mut [u8; 16],
+) {
+    let mut buf = ReadBuf::new(bytes);
+    if pending_first {
+        assert!(r.as_mut().poll_read(cx, &mut buf).is_pending());
+    }
+    match r.poll_read(cx, &mut buf) {
+        Poll::Ready(Ok(())) => assert_eq!(buf.filled().len(), 1),
+        other => panic!("a read of the script: {other:?}"),
+    }
+    black_box(&buf);
+}
+
+/// What wraps the stream in a per-read row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timeout {
+    /// A 30 s read timeout (tokio-io-timeout's `TimeoutStream` in the
+    /// `Tokio` column).
+    Read,
+    /// A 30 s idle timeout: the wrapper's in the `Hashwheel` column; by
+    /// hand, a sleep reset after every read, with `hashwheel::sleep` in the
+    /// `HashwheelFree` column and `tokio::time::sleep` in the `Tokio` one.
+    Idle,
+}
+
+/// In each task (one per worker of `rt`): `ops` reads of one wrapped
+/// [`Script`] stream.
+fn reads(rt: Rt<'_>, imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) -> Span {
+    timed_tasks(rt, imp, move |cx| {
+        let mut bytes = [0u8; 16];
+        let stream = Script::new(pending_first);
+        match (imp, timeout) {
+            (Imp::NoTimer, _) => {
+                let mut s = pin!(stream);
+                for _ in 0..ops {
+                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
+                }
+            }
+            (Imp::Hashwheel, Timeout::Read | Timeout::Idle) => {
+                let mut s = hashwheel::io::TimeoutStream::new(stream);
+                match timeout {
+                    Timeout::Read => s.set_read_timeout(Some(FAR)),
+                    _ => s.set_idle_timeout(Some(FAR)),
+                }
+                for _ in 0..ops {
+                    read_once(Pin::new(&mut s), cx, pending_first, &mut bytes);
+                }
+            }
+            (Imp::Tokio, Timeout::Read) => {
+                let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
+                s.as_mut().set_read_timeout_pinned(Some(FAR));
+                for _ in 0..ops {
+                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
+                }
+            }
+            (Imp::Tokio, Timeout::Idle) => {
+                let sleep = pin!(tokio::time::sleep(FAR));
+                by_hand(stream, sleep, cx, pending_first, ops, |s, at| s.reset(at));
+            }
+            (Imp::HashwheelFree, Timeout::Idle) => {
+                let mut sleep = hashwheel::sleep(FAR);
+                let sleep = Pin::new(&mut sleep);
+                by_hand(stream, sleep, cx, pending_first, ops, |s, at| {
+                    s.get_mut().reset(at)
+                });
+            }
+            _ => unsupported(imp),
+        }
+    })
+}
+
+/// The idle timeout by hand, as a server's `select!` loop keeps it: the
+/// read polled first, the sleep polled when the read waits, and the sleep
+/// moved `FAR` past every read that completes.
+fn by_hand<S: Future<Output = ()> + ?Sized>(
+    stream: Script,
+    mut sleep: Pin<&mut S>,
+    cx: &mut Context<'_>,
+    pending_first: bool,
+    ops: u64,
+    reset: impl Fn(Pin<&mut S>, Instant),
+) {
+    let mut s = pin!(stream);
+    let mut bytes = [0u8; 16];
+    for _ in 0..ops {
+        let mut buf = ReadBuf::new(&mut bytes);
+        if pending_first {
+            assert!(s.as_mut().poll_read(cx, &mut buf).is_pending());
+            assert!(sleep.as_mut().poll(cx).is_pending());
+        }
+        assert!(s.as_mut().poll_read(cx, &mut buf).is_ready());
+        reset(sleep.as_mut(), Instant::now() + FAR);
+        black_box(&buf);
+    }
+}
+
+/// The per-read rows: CPU per read of each column, and the added cost over
+/// the bare stream, for a read timeout on 1 and 2 workers and for an idle
+/// timeout on 1 worker.
+pub fn read_costs(env: &TaskEnv, ops: u64, n_rounds: usize, skip: &[Imp]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let kinds = [(false, "always ready"), (true, "pending once, then ready")];
+    for workers in [1, 2] {
+        let head = match workers {
+            1 => "io, task, 1 worker".to_string(),
+            n => format!("io, task, {n} workers (a task on each)"),
+        };
+        for (pending_first, what) in kinds {
+            let row = format!(
+                "{head}: read {what}, 30 s read timeout (tokio::time = tokio-io-timeout), CPU per read"
+            );
+            let added = format!(
+                "{head}: read {what}, 30 s read timeout: added CPU per read (wrapper − bare stream)"
+            );
+            let mut values = Vec::new();
+            rounds(n_rounds, &READ, skip, |imp| {
+                let span = reads(env.rt(workers), imp, Timeout::Read, pending_first, ops);
+                values.push((imp, span.per_op(ops * workers as u64).0));
+            });
+            out.extend(with_added(&row, &added, "ns/read", values));
+        }
+    }
+    for (pending_first, what) in kinds {
+        let head = "io, task, 1 worker";
+        let row = format!(
+            "{head}: read {what}, 30 s idle timeout (hashwheel::sleep, tokio::time: a sleep reset after every read, by hand), CPU per read"
+        );
+        let added =
+            format!("{head}: read {what}, 30 s idle timeout: added CPU per read (− bare stream)");
+        let mut values = Vec::new();
+        rounds(n_rounds, &IDLE, skip, |imp| {
+            let span = reads(env.rt(1), imp, Timeout::Idle, pending_first, ops);
+            values.push((imp, span.per_op(ops).0));
+        });
+        out.extend(with_added(&row, &added, "ns/read", values));
+    }
+    out
+}
+
+// ===== idle connections =====
+
+/// What the idle connections' tasks count.
+#[derive(Debug, Default)]
+struct Conns {
+    /// Tasks whose read has waited once.
+    waiting: AtomicUsize,
+    /// Tasks whose read ended with `TimedOut`.
+    reaped: AtomicUsize,
+    /// Tasks whose read ended with `TimedOut` before its timeout.
+    early: AtomicUsize,
+    /// Tasks whose read ended otherwise.
+    wrong: AtomicUsize,
+}
+
+/// Spawns one idle connection's task on `rt`: a stream wrapped as `imp`
+/// wraps it, with `timeout` (hashwheel: an idle timeout, which counts from
+/// its setting, here; tokio-io-timeout: a read timeout, which counts from
+/// the read's first wait; the bare stream: none), read until the read ends.
+/// Each is its own future type, so that each task is the size its wrapper
+/// makes it.
+fn spawn_conn(rt: &tokio::runtime::Runtime, imp: Imp, timeout: Duration, conns: &Arc<Conns>) {
+    let conns = conns.clone();
+    match imp {
+        Imp::NoTimer => drop(rt.spawn(wait_read(Idle::default(), None, timeout, conns))),
+        Imp::Hashwheel => {
+            // Read before the timeout is set, whose idle time counts from
+            // a clock read of its own, at or after this one.
+            let set = Some(Instant::now());
+            let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
+            s.set_idle_timeout(Some(timeout));
+            drop(rt.spawn(wait_read(s, set, timeout, conns)));
+        }
+        Imp::Tokio => {
+            let _rt = rt.enter();
+            let mut s = tokio_io_timeout::TimeoutStream::new(Idle::default());
+            s.set_read_timeout(Some(timeout));
+            drop(rt.spawn(wait_read(s, None, timeout, conns)));
+        }
+        _ => unsupported(imp),
+    }
+}
+
+/// Reads `r` until the read ends; counts its first wait, and how it ended:
+/// with `TimedOut`, not before `timeout` from `start` (or from the first
+/// wait).
+async fn wait_read<R: AsyncRead>(
+    r: R,
+    start: Option<Instant>,
+    timeout: Duration,
+    conns: Arc<Conns>,
+) {
+    let mut r = pin!(r);
+    let mut bytes = [0u8; 64];
+    let mut start = start;
+    let mut counted = false;
+    let end = poll_fn(|cx| {
+        let mut buf = ReadBuf::new(&mut bytes);
+        // Read before the poll, whose countdown (if it starts one) counts
+        // from a clock read of its own, at or after this one.
+        let before = (!counted).then(Instant::now);
+        let p = r.as_mut().poll_read(cx, &mut buf);
+        if let (Poll::Pending, Some(before)) = (&p, before) {
+            counted = true;
+            start.get_or_insert(before);
+            conns.waiting.fetch_add(1, Ordering::AcqRel);
+        }
+        p
+    })
+    .await;
+    let on_time = start.is_some_and(|s| s.elapsed() >= timeout);
+    match end {
+        Err(e) if e.kind() == io::ErrorKind::TimedOut && on_time => &conns.reaped,
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => &conns.early,
+        _ => &conns.wrong,
+    }
+    .fetch_add(1, Ordering::AcqRel);
+}
+
+/// Spawns `n` idle connections on `rt` and waits until every read waits.
+fn open(rt: &tokio::runtime::Runtime, imp: Imp, n: usize, timeout: Duration) -> Arc<Conns> {
+    let conns = Arc::new(Conns::default());
+    for _ in 0..n {
+        spawn_conn(rt, imp, timeout, &conns);
+    }
+    let limit = StdInstant::now() + Duration::from_secs(60);
+    let all = wait_until(limit, || conns.waiting.load(Ordering::Acquire) == n);
+    assert!(all, "{n} idle connections did not all start");
+    conns
+}
+
+/// The CPU to reap `n` idle connections on `rt`: from the moment every
+/// read waits (each with a [`REAP_AFTER`] timeout) until every task has
+/// ended, per connection.
+fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
+    let conns = open(rt.rt, imp, n, REAP_AFTER);
+    assert_eq!(
+        conns.reaped.load(Ordering::Acquire),
+        0,
+        "a connection was reaped before every read waited: raise REAP_AFTER"
+    );
+    let m = Meter::start(imp);
+    let limit = StdInstant::now() + REAP_AFTER + Duration::from_secs(60);
+    let ended = [&conns.reaped, &conns.early, &conns.wrong];
+    let done = || {
+        ended
+            .iter()
+            .map(|c| c.load(Ordering::Acquire))
+            .sum::<usize>()
+            == n
+    };
+    assert!(wait_until(limit, done), "{n} idle connections not reaped");
+    let span = m.stop();
+    let [early, wrong] = [&conns.early, &conns.wrong].map(|c| c.load(Ordering::Acquire));
+    assert_eq!(
+        (early, wrong),
+        (0, 0),
+        "{}: connections reaped early, and ended otherwise than TimedOut",
+        imp.name()
+    );
+    span.cpu_ns as f64 / n as f64
+}
+
+/// The environment variable (the harness's) that makes this binary a
+/// child measuring one thing; this module's job is `io_memory <imp id> <n>`.
+const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
+
+/// RSS growth per idle connection: `n` tasks (with 30 s timeouts) on a
+/// fresh 1-worker runtime, measured once every read waits. The default
+/// wheel and tokio's timer are made before the first measurement.
+fn rss_per_conn(imp: Imp, n: usize) -> f64 {
+    let rt = multi_thread(1, RT1);
+    let wheel = {
+        let _g = rt.enter();
+        hashwheel::Wheel::new()
+    };
+    let r = Rt {
+        rt: &rt,
+        wheel: &wheel,
+        name: RT1,
+        workers: 1,
+    };
+    run_in_task(r, |cx| {
+        let mut made = hashwheel::sleep(FAR);
+        assert!(Pin::new(&mut made).poll(cx).is_pending());
+        assert!(pin!(tokio::time::sleep(FAR)).poll(cx).is_pending());
+    });
+    let before = rss_bytes();
+    let conns = open(&rt, imp, n, FAR);
+    let after = rss_bytes();
+    black_box(conns);
+    rt.shutdown_background();
+    (after - before) as f64 / n as f64
+}
+
+/// Call first in `main` (before `workloads::child_main`, which takes the
+/// harness's other jobs): when this process is a child measuring idle
+/// connections' memory, measures, prints the result and exits.
+pub fn child_main() {
+    let Ok(job) = std::env::var(CHILD) else {
+        return;
+    };
+    if let ["io_memory", imp, n] = job.split_whitespace().collect::<Vec<_>>().as_slice() {
+        let imp = Imp::from_id(imp).expect("implementation id");
+        println!("{}", rss_per_conn(imp, n.parse().expect("count")));
+        std::process::exit(0);
+    }
+}
+
+/// The idle-connection rows: memory per connection (and over a bare
+/// stream's), the size of the wrapper a user holds, and the CPU to reap
+/// them on 1 and 2 workers.
+pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) -> Vec<Value> {
+    let count = match n {
+        n if n % 1000 == 0 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    };
+    let mut out = Vec::new();
+    let head = format!("io, {count} idle connections");
+    let row = format!(
+        "{head}, 1 worker: memory per connection (task + stream + timeouts; hashwheel: idle timeout, tokio-io-timeout in the tokio::time column: read timeout), RSS"
+    );
+    let added = format!("{head}, 1 worker: memory per connection over a bare stream's, RSS");
+    let mut values = Vec::new();
+    let job = |imp: Imp| format!("io_memory {} {n}", imp.id());
+    rounds(1, &READ, skip, |imp| match child_job(&job(imp)) {
+        Some(b) => values.push((imp, b)),
+        None => eprintln!("{}: the memory child failed", imp.name()),
+    });
+    out.extend(with_added(&row, &added, "B", values));
+    let size = "io: size_of a TimeoutStream over its stream's (tokio::time = tokio-io-timeout)";
+    let sizes = [
+        (
+            Imp::Hashwheel,
+            size_of::<hashwheel::io::TimeoutStream<Idle>>(),
+        ),
+        (
+            Imp::Tokio,
+            size_of::<tokio_io_timeout::TimeoutStream<Idle>>(),
+        ),
+    ];
+    for (imp, bytes) in sizes {
+        out.push(Value {
+            row: size.to_string(),
+            unit: "B",
+            imp,
+            value: (bytes - size_of::<Idle>()) as f64,
+        });
+    }
+    for workers in [1, 2] {
+        let row = format!(
+            "{head}, {workers} worker(s): CPU to reap them ({REAP_AFTER:?} timeout; tokio::time = tokio-io-timeout), per connection"
+        );
+        rounds(n_rounds, &[Imp::Hashwheel, Imp::Tokio], skip, |imp| {
+            out.push(Value {
+                row: row.clone(),
+                unit: "ns/conn",
+                imp,
+                value: reap(env.rt(workers), imp, n),
+            });
+        });
+    }
+    out
+}

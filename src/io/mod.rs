@@ -1,0 +1,147 @@
+// The summary line of these docs is the doc comment on `pub mod io` in
+// `lib.rs`.
+
+//! [`TimeoutReader`], [`TimeoutWriter`] and [`TimeoutStream`] wrap an
+//! [`AsyncRead`](tokio::io::AsyncRead), an
+//! [`AsyncWrite`](tokio::io::AsyncWrite) or both, and turn an operation
+//! that stays pending too long into an error of kind
+//! [`io::ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut). They have
+//! tokio-io-timeout 1.2's methods and meaning, so switching is the `use`
+//! line:
+//!
+//! ```
+//! # #![allow(unused_imports)]
+//! // use tokio_io_timeout::TimeoutStream;
+//! use hashwheel::io::TimeoutStream;
+//! ```
+//!
+//! - No timeout until one is set. A countdown starts when an operation
+//!   returns `Pending`; an operation of its direction that completes ends
+//!   it; an operation still pending when it runs out returns `TimedOut`,
+//!   and the next that waits starts a new one. Its deadline is the instant
+//!   the operation first waited plus the timeout, rounded up to the
+//!   wheel's tick: with the default 1 ms tick, the millisecond at which
+//!   tokio's own timer (and so tokio-io-timeout) fires, never before.
+//! - [`TimeoutStream::set_idle_timeout`]: once no read and no write has
+//!   completed successfully for that long, the operation that waits
+//!   returns `TimedOut`. This is the timeout a server reaps idle
+//!   connections by, without a `Sleep` held beside the socket, reset after
+//!   every read and raced in a `select!`.
+//! - Every wrapper is [`Unpin`] (and `Send`, `Sync`) when what it wraps
+//!   is: no `Box::pin` or `tokio::pin!` before use, and the setters that
+//!   take `&mut self` work at any time.
+//!
+//! # Examples
+//!
+//! A server's accept loop, reaping connections idle for 60 s:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use hashwheel::io::TimeoutStream;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[allow(dead_code)]
+//! # async fn serve() -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! loop {
+//!     let (socket, _) = listener.accept().await?;
+//!     let mut conn = TimeoutStream::new(socket);
+//!     conn.set_idle_timeout(Some(Duration::from_secs(60)));
+//!     tokio::spawn(async move {
+//!         let mut buf = [0; 1024];
+//!         // An idle connection's read returns `TimedOut`: the loop ends
+//!         // and the socket is closed.
+//!         while let Ok(n @ 1..) = conn.read(&mut buf).await {
+//!             if conn.write_all(&buf[..n]).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     });
+//! }
+//! # }
+//! ```
+//!
+//! # Which wheel
+//!
+//! `new` makes a wrapper whose timer, made when an operation first waits
+//! with a timeout set, goes on the default wheel of the runtime that polls
+//! it (the wheel of [`hashwheel::sleep`](crate::sleep)); `with_wheel`
+//! gives it a [`Wheel`](crate::Wheel) of your own.
+//!
+//! # Cost
+//!
+//! - A wrapper with no timeout set holds one null pointer beside the
+//!   stream, allocates nothing, and adds a branch to each operation.
+//! - Setting a timeout allocates one box for the wrapper's timeouts, which
+//!   later holds a [`Sleep`](crate::Sleep) for each direction that has
+//!   waited with a timeout: one wheel entry per direction, made by its first
+//!   wait (one uncontended shard lock), and moved from then on.
+//! - An operation that completes ends its direction's countdown (two
+//!   stores, when one runs), and with an idle timeout reads the clock. It neither cancels
+//!   nor moves the sleep: no lock.
+//! - An operation that waits starts a countdown: one clock read, and a
+//!   move of the sleep to a later deadline, which takes no lock (but the
+//!   first move of each new entry, which takes it once: see
+//!   [`Sleep::reset`](crate::Sleep::reset)).
+//! - A sleep left behind when its operation completed may wake its task
+//!   once at its old deadline, if no operation has waited since; the poll
+//!   that follows finds nothing due.
+//!
+//! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
+//! wrapper, which must be pinned); after a countdown, each completed
+//! operation resets it to now, which takes tokio's timer lock and wakes the
+//! task once more.
+//!
+//! # Differences from tokio-io-timeout
+//!
+//! Code written for tokio-io-timeout compiles and behaves the same, but:
+//!
+//! - the wrappers are `Unpin` (theirs never are), and the `&mut self`
+//!   setters may be called while an operation waits: they act as the
+//!   `_pinned` ones do;
+//! - `TimeoutStream` has an idle timeout, and every wrapper a
+//!   `with_wheel` constructor;
+//! - `new` needs no runtime (theirs makes a tokio `Sleep`, and panics
+//!   outside one);
+//! - `Duration::MAX` waits 30 years where theirs panics on an `Instant`
+//!   overflow;
+//! - a wheel that has shut down gives an error (see below) where tokio's
+//!   timer, once its runtime is gone, panics.
+//!
+//! # Errors
+//!
+//! Besides `TimedOut` and the wrapped stream's own errors, an operation
+//! that waits with a timeout set fails with an error of kind
+//! [`Other`](std::io::ErrorKind::Other) when it cannot have a timer:
+//!
+//! - the wrapper's wheel has shut down ([`Wheel::shutdown`](crate::Wheel::shutdown),
+//!   or its runtime is gone): the inner error is a
+//!   [`hashwheel::error::Error`](crate::error::Error) for which
+//!   [`is_shutdown`](crate::error::Error::is_shutdown) holds. Permanent
+//!   for a wrapper made `with_wheel`; one on the default wheel moves to the
+//!   runtime's new default wheel, if the runtime is alive.
+//! - the wheel is at its [`max_pending`](crate::Builder::max_pending)
+//!   bound ([`is_at_capacity`](crate::error::Error::is_at_capacity)):
+//!   transient.
+//! - a wrapper on the default wheel is polled outside a tokio runtime
+//!   (a [`BuildError`](crate::error::BuildError)).
+//!
+//! An operation that does not wait goes on working: the error is never
+//! early, and never a hang or a panic.
+//!
+//! [`TimeoutReader`]: crate::io::TimeoutReader
+//! [`TimeoutWriter`]: crate::io::TimeoutWriter
+//! [`TimeoutStream`]: crate::io::TimeoutStream
+//! [`TimeoutStream::set_idle_timeout`]: crate::io::TimeoutStream::set_idle_timeout
+
+#[macro_use]
+mod wrapper;
+
+mod reader;
+mod state;
+mod stream;
+mod writer;
+
+pub use reader::TimeoutReader;
+pub use stream::TimeoutStream;
+pub use writer::TimeoutWriter;

@@ -1,0 +1,356 @@
+//! The countdowns of a wrapper, written once for [`TimeoutReader`],
+//! [`TimeoutWriter`] and [`TimeoutStream`].
+//!
+//! A wrapper times one direction (a reader, a writer) or two (a stream);
+//! a stream also has an idle deadline. Everything lives in one box, made
+//! when the first timeout is set (or with the wrapper, when it is given a
+//! [`Wheel`]): a wrapper with no timeout set holds one null pointer.
+//!
+//! # Invariants
+//!
+//! - A direction is *armed* from the poll that finds one of its operations
+//!   pending, with a timeout to keep, until one of its operations
+//!   completes: its sleep is then set to the earliest of its countdown's
+//!   end (`ends`) and the idle deadline, as they were when it was last set.
+//! - `ends` is `Some` only while armed, and only with a timeout set: the
+//!   countdown started at the arming poll.
+//! - A completed operation only disarms its direction (two stores, when
+//!   armed) and, with an idle timeout, reads the clock for the idle
+//!   deadline: it neither cancels nor moves the sleep. The next arming moves that sleep to its new deadline,
+//!   which is later than the old one unless a timeout was made shorter: a
+//!   [`Sleep::reset`] to a later deadline, which takes no lock. A sleep
+//!   left behind may still fire at its old deadline: the task it wakes
+//!   polls, finds nothing due, and the sleep is moved on.
+//! - Nothing is due before its deadline: when a sleep completes, the
+//!   deadlines are checked against the clock, and a sleep that completes
+//!   with nothing due (its deadline was moved later since, or its wheel
+//!   shut down) is set again, then replaced; a third completion with
+//!   nothing due means the wheel has shut down, and says so.
+//!
+//! [`TimeoutReader`]: super::TimeoutReader
+//! [`TimeoutWriter`]: super::TimeoutWriter
+//! [`TimeoutStream`]: super::TimeoutStream
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::error::Error;
+use crate::sleep::Sleep;
+use crate::wheel::Wheel;
+
+/// How far a deadline that overflows an `Instant` lands, as in
+/// `tokio::time::sleep(Duration::MAX)`: 30 years from its start.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// The instant `d` after `from`; a sum that overflows lands 30 years after
+/// `from`, where tokio puts it, instead of panicking.
+fn later(from: Instant, d: Duration) -> Instant {
+    from.checked_add(d).unwrap_or_else(|| from + FAR_FUTURE)
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The error of an operation that ran out of time: kind `TimedOut`, no
+/// payload (no allocation), as tokio-io-timeout returns it.
+fn timed_out() -> io::Error {
+    io::Error::from(io::ErrorKind::TimedOut)
+}
+
+/// The error of an operation that needs a timer from a wheel that cannot
+/// give one.
+fn no_timer<E>(e: E) -> io::Error
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    io::Error::other(e)
+}
+
+/// Which timeout of a wrapper: that of a direction (its index), or the
+/// idle timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Dir(usize),
+    Idle,
+}
+
+/// The timeouts of a wrapper with `N` directions (1 or 2).
+#[derive(Debug)]
+pub(crate) struct Timeouts<const N: usize> {
+    state: Option<Box<State<N>>>,
+}
+
+/// What a wrapper with a timeout, or a wheel of its own, keeps.
+#[derive(Debug)]
+struct State<const N: usize> {
+    /// The wheel the sleeps are made on; `None`: the default wheel of the
+    /// runtime that polls the wrapper when a sleep is first needed.
+    wheel: Option<Wheel>,
+    idle: Option<Idle>,
+    dirs: [Direction; N],
+}
+
+/// An idle timeout: no operation completed successfully for `timeout`
+/// since `since`.
+#[derive(Debug, Clone, Copy)]
+struct Idle {
+    timeout: Duration,
+    /// The last successful operation, the setting of the timeout, or the
+    /// last time it fired, whichever came last.
+    since: Instant,
+}
+
+impl Idle {
+    fn deadline(&self) -> Instant {
+        later(self.since, self.timeout)
+    }
+}
+
+/// One timed direction.
+#[derive(Debug, Default)]
+struct Direction {
+    timeout: Option<Duration>,
+    /// The end of the running countdown (see the invariants).
+    ends: Option<Instant>,
+    /// Made at the first arming; kept, and moved, from then on.
+    sleep: Option<Sleep>,
+    armed: bool,
+}
+
+impl Direction {
+    fn disarm(&mut self) {
+        self.armed = false;
+        self.ends = None;
+    }
+}
+
+impl<const N: usize> Timeouts<N> {
+    /// No timeout, on the default wheel.
+    pub(crate) const fn new() -> Timeouts<N> {
+        Timeouts { state: None }
+    }
+
+    /// No timeout yet, on `wheel`.
+    pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
+        let mut t = Timeouts::new();
+        t.state_mut().wheel = Some(wheel.clone());
+        t
+    }
+
+    fn state_mut(&mut self) -> &mut State<N> {
+        self.state.get_or_insert_with(|| {
+            Box::new(State {
+                wheel: None,
+                idle: None,
+                dirs: std::array::from_fn(|_| Direction::default()),
+            })
+        })
+    }
+
+    /// The timeout `which`.
+    pub(crate) fn get(&self, which: Which) -> Option<Duration> {
+        let s = self.state.as_ref()?;
+        match which {
+            Which::Dir(dir) => s.dirs[dir].timeout,
+            Which::Idle => s.idle.map(|i| i.timeout),
+        }
+    }
+
+    /// Sets the timeout `which`.
+    pub(crate) fn set(&mut self, which: Which, timeout: Option<Duration>) {
+        match which {
+            Which::Dir(dir) => self.set_timeout(dir, timeout),
+            Which::Idle => self.set_idle_timeout(timeout),
+        }
+    }
+
+    /// Sets the timeout of direction `dir`. A running countdown starts
+    /// again now, with the new timeout (tokio-io-timeout's
+    /// `set_timeout_pinned` disarms it and wakes the task, whose next poll
+    /// starts it again).
+    fn set_timeout(&mut self, dir: usize, timeout: Option<Duration>) {
+        if timeout.is_none() && self.state.is_none() {
+            return;
+        }
+        let s = self.state_mut();
+        let d = &mut s.dirs[dir];
+        d.timeout = timeout;
+        if d.armed {
+            d.ends = timeout.map(|t| later(Instant::now(), t));
+        }
+        s.refresh(dir);
+    }
+
+    /// Sets the idle timeout; the idle time counts from now.
+    fn set_idle_timeout(&mut self, timeout: Option<Duration>) {
+        if timeout.is_none() && self.state.is_none() {
+            return;
+        }
+        let s = self.state_mut();
+        s.idle = timeout.map(|timeout| Idle {
+            timeout,
+            since: Instant::now(),
+        });
+        for dir in 0..N {
+            s.refresh(dir);
+        }
+    }
+
+    /// What a wrapper returns for an operation of direction `dir` that
+    /// returned `r`: `r`, or a timeout error instead of `Pending`. An
+    /// operation of no direction (`None`: one the wrapper does not time)
+    /// returns `r`.
+    #[inline]
+    pub(crate) fn check<T>(
+        &mut self,
+        dir: Option<usize>,
+        cx: &mut Context<'_>,
+        r: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        let (Some(dir), Some(s)) = (dir, self.state.as_deref_mut()) else {
+            return r;
+        };
+        match r {
+            Poll::Pending => match s.poll_pending(dir, cx) {
+                Ok(()) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e)),
+            },
+            Poll::Ready(r) => {
+                s.completed(dir, r.is_ok());
+                Poll::Ready(r)
+            }
+        }
+    }
+}
+
+impl<const N: usize> State<N> {
+    /// An operation of `dir` completed (successfully when `ok`).
+    #[inline]
+    fn completed(&mut self, dir: usize, ok: bool) {
+        let d = &mut self.dirs[dir];
+        if d.armed {
+            d.disarm();
+        }
+        if ok {
+            if let Some(idle) = &mut self.idle {
+                idle.since = Instant::now();
+            }
+        }
+    }
+
+    /// The deadline `dir`'s sleep is for: the earliest of its countdown's
+    /// end and the idle deadline.
+    fn target(&self, dir: usize) -> Option<Instant> {
+        earliest(self.dirs[dir].ends, self.idle.map(|i| i.deadline()))
+    }
+
+    /// After a timeout of `dir` changed: moves its sleep to its new
+    /// target when armed, and lets the sleep go when `dir` has nothing left
+    /// to time.
+    fn refresh(&mut self, dir: usize) {
+        let target = self.target(dir);
+        let d = &mut self.dirs[dir];
+        if d.timeout.is_none() && self.idle.is_none() {
+            d.disarm();
+            d.sleep = None;
+        } else if let (true, Some(at), Some(sleep)) = (d.armed, target, &mut d.sleep) {
+            sleep.reset(at);
+        }
+    }
+
+    /// An operation of `dir` is pending: arm `dir` if it is not, and poll
+    /// its sleep. An error when a deadline has passed, or when no sleep
+    /// can be had.
+    #[inline(never)]
+    fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
+        if !self.dirs[dir].armed {
+            let d = &mut self.dirs[dir];
+            if d.timeout.is_none() && self.idle.is_none() {
+                return Ok(());
+            }
+            d.ends = d.timeout.map(|t| later(Instant::now(), t));
+            let at = self.target(dir).expect("a timeout is set");
+            let d = &mut self.dirs[dir];
+            match &mut d.sleep {
+                Some(sleep) => sleep.reset(at),
+                None => d.sleep = Some(new_sleep(self.wheel.as_ref(), at)?),
+            }
+            d.armed = true;
+        }
+        self.poll_sleep(dir, cx)
+    }
+
+    /// Polls armed `dir`'s sleep; when it completes, returns the timeout
+    /// that is due, or sets the sleep again (see the invariants).
+    fn poll_sleep(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
+        for attempt in 0.. {
+            let sleep = self.dirs[dir].sleep.as_mut().expect("armed");
+            if Pin::new(sleep).poll(cx).is_pending() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let ends_due = self.dirs[dir].ends.is_some_and(|e| e <= now);
+            let idle_due = self.idle.is_some_and(|i| i.deadline() <= now);
+            if ends_due || idle_due {
+                if let Some(idle) = self.idle.as_mut().filter(|_| idle_due) {
+                    // The idle time counts again from here: a caller that
+                    // keeps the stream gets its next idle timeout a whole
+                    // idle period later, not at once on every operation.
+                    idle.since = now;
+                }
+                self.dirs[dir].disarm();
+                return Err(timed_out());
+            }
+            let at = self.target(dir).expect("armed with a timeout");
+            let d = &mut self.dirs[dir];
+            match attempt {
+                0 => d.sleep.as_mut().expect("armed").reset(at),
+                1 => d.sleep = Some(new_sleep(self.wheel.as_ref(), at)?),
+                _ => break,
+            }
+        }
+        // Completed with nothing due three times, the last time a sleep
+        // made anew: its wheel has shut down.
+        self.dirs[dir].disarm();
+        Err(no_timer(Error::shutdown()))
+    }
+}
+
+/// A sleep until `at` on `wheel`, or on the current runtime's default
+/// wheel.
+fn new_sleep(wheel: Option<&Wheel>, at: Instant) -> io::Result<Sleep> {
+    let current;
+    let wheel = match wheel {
+        Some(w) => w,
+        None => {
+            current = Wheel::try_current().map_err(no_timer)?;
+            &current
+        }
+    };
+    if wheel.is_shutdown() {
+        return Err(no_timer(Error::shutdown()));
+    }
+    wheel.try_sleep_until(at).map_err(no_timer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sum_that_overflows_lands_30_years_out() {
+        let now = Instant::now();
+        assert_eq!(later(now, Duration::MAX), now + FAR_FUTURE);
+        assert_eq!(later(now, Duration::ZERO), now);
+    }
+}

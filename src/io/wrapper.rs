@@ -1,0 +1,213 @@
+//! What [`TimeoutReader`], [`TimeoutWriter`] and [`TimeoutStream`] share,
+//! written once as macros over a wrapper whose fields are `inner` (the
+//! wrapped stream, pinned) and `timeouts` (its `Timeouts`): the
+//! constructors and accessors, the timeout getters and setters, and the
+//! `AsyncRead`, `AsyncBufRead` and `AsyncWrite` impls, each of which times
+//! its direction (`Some(index)`) or passes it straight through (`None`).
+//! `AsyncSeek` always passes through.
+//!
+//! [`TimeoutReader`]: super::TimeoutReader
+//! [`TimeoutWriter`]: super::TimeoutWriter
+//! [`TimeoutStream`]: super::TimeoutStream
+
+/// `new`, `with_wheel`, `get_ref`, `get_mut`, `get_pin_mut`, `into_inner`
+/// and a pass-through `AsyncSeek` for `$ty<$p>`, which wraps a `$noun`.
+macro_rules! wrapper {
+    ($ty:ident<$p:ident>, $noun:literal) => {
+        impl<$p> $ty<$p> {
+            #[doc = concat!("Wraps a ", $noun, ", with no timeout. Its timer, when one")]
+            /// is needed, is made on the default wheel of the runtime that
+            /// polls it, as tokio-io-timeout's is made on tokio's timer.
+            ///
+            /// Nothing is allocated until a timeout is set, and no runtime
+            /// is needed until an operation waits with one.
+            pub fn new(inner: $p) -> $ty<$p> {
+                $ty {
+                    inner,
+                    timeouts: $crate::io::state::Timeouts::new(),
+                }
+            }
+
+            #[doc = concat!("Wraps a ", $noun, ", with no timeout; its timer is made")]
+            /// on `wheel`.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// let wheel = hashwheel::Wheel::new();
+            /// let (_peer, socket) = tokio::io::duplex(64);
+            #[doc = concat!("let io = hashwheel::io::", stringify!($ty), "::with_wheel(&wheel, socket);")]
+            /// # drop(io);
+            /// # }
+            /// ```
+            pub fn with_wheel(wheel: &$crate::wheel::Wheel, inner: $p) -> $ty<$p> {
+                $ty {
+                    inner,
+                    timeouts: $crate::io::state::Timeouts::with_wheel(wheel),
+                }
+            }
+
+            #[doc = concat!("A shared reference to the inner ", $noun, ".")]
+            pub fn get_ref(&self) -> &$p {
+                &self.inner
+            }
+
+            #[doc = concat!("A mutable reference to the inner ", $noun, ".")]
+            pub fn get_mut(&mut self) -> &mut $p {
+                &mut self.inner
+            }
+
+            #[doc = concat!("A pinned mutable reference to the inner ", $noun, ".")]
+            pub fn get_pin_mut(self: ::std::pin::Pin<&mut Self>) -> ::std::pin::Pin<&mut $p> {
+                self.project().inner
+            }
+
+            #[doc = concat!("The inner ", $noun, "; the timers, if any, are dropped.")]
+            pub fn into_inner(self) -> $p {
+                self.inner
+            }
+        }
+
+        impl<$p: ::tokio::io::AsyncSeek> ::tokio::io::AsyncSeek for $ty<$p> {
+            fn start_seek(
+                self: ::std::pin::Pin<&mut Self>,
+                position: ::std::io::SeekFrom,
+            ) -> ::std::io::Result<()> {
+                self.project().inner.start_seek(position)
+            }
+
+            fn poll_complete(
+                self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<::std::io::Result<u64>> {
+                self.project().inner.poll_complete(cx)
+            }
+        }
+    };
+}
+
+/// The getter `$get` and the setters `$set` and `$pinned` of the `$noun`
+/// timeout of `$ty<$p>`: that of direction `$dir`, or (`idle`) the idle
+/// timeout.
+macro_rules! timeout {
+    ($ty:ident<$p:ident>, dir $dir:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident) => {
+        timeout!(
+            @ $ty<$p>,
+            $crate::io::state::Which::Dir($dir),
+            $noun,
+            $get,
+            $set,
+            $pinned,
+            concat!(
+                "A ", $noun, " waiting with its countdown running starts its countdown again, ",
+                "now, with the new timeout (or none). A ", $noun, " that was waiting with no ",
+                "timeout gets its countdown from its next poll."
+            )
+        );
+    };
+    ($ty:ident<$p:ident>, idle, $get:ident, $set:ident, $pinned:ident) => {
+        timeout!(
+            @ $ty<$p>,
+            $crate::io::state::Which::Idle,
+            "idle",
+            $get,
+            $set,
+            $pinned,
+            concat!(
+                "The idle time counts from now: the stream times out once no read and no ",
+                "write has completed successfully for `timeout` from now on. A read or write ",
+                "waiting with a countdown running moves its deadline to match; one that was ",
+                "waiting with no timeout at all gets the idle deadline from its next poll."
+            )
+        );
+    };
+    (@ $ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $doc:expr) => {
+        impl<$p> $ty<$p> {
+            #[doc = concat!("The ", $noun, " timeout; `None` (no timeout) until one is set.")]
+            pub fn $get(&self) -> Option<::std::time::Duration> {
+                self.timeouts.get($which)
+            }
+
+            #[doc = concat!("Sets the ", $noun, " timeout; `None` removes it.")]
+            ///
+            #[doc = $doc]
+            ///
+            /// `Duration::ZERO` fails every operation it times that would
+            /// wait, without waiting. A timeout too large for an `Instant`
+            /// (`Duration::MAX`) ends 30 years on, where tokio puts such a
+            /// deadline, instead of panicking.
+            ///
+            /// The wrapper is [`Unpin`] when what it wraps is, so this takes
+            /// `&mut self` at any time, and does what
+            #[doc = concat!("[`", stringify!($pinned), "`](", stringify!($ty), "::", stringify!($pinned), ") does.")]
+            pub fn $set(&mut self, timeout: Option<::std::time::Duration>) {
+                self.timeouts.set($which, timeout);
+            }
+
+            #[doc = concat!("Sets the ", $noun, " timeout of a pinned wrapper: the same as")]
+            #[doc = concat!("[`", stringify!($set), "`](", stringify!($ty), "::", stringify!($set), "),")]
+            /// for a wrapped type that is not [`Unpin`] (and for
+            /// tokio-io-timeout's callers).
+            pub fn $pinned(
+                self: ::std::pin::Pin<&mut Self>,
+                timeout: Option<::std::time::Duration>,
+            ) {
+                self.project().timeouts.set($which, timeout);
+            }
+        }
+    };
+}
+
+/// One `poll_*` method of a wrapper: the inner stream's, its result passed
+/// through the wrapper's timeouts as an operation of direction `$dir`.
+macro_rules! timed {
+    ($dir:expr, $name:ident($($arg:ident: $ty:ty),*) -> $out:ty) => {
+        #[inline]
+        fn $name(
+            self: ::std::pin::Pin<&mut Self>,
+            cx: &mut ::std::task::Context<'_>,
+            $($arg: $ty),*
+        ) -> ::std::task::Poll<::std::io::Result<$out>> {
+            let this = self.project();
+            let r = this.inner.$name(cx, $($arg),*);
+            this.timeouts.check($dir, cx, r)
+        }
+    };
+}
+
+/// `AsyncRead` and `AsyncBufRead` for `$ty<$p>`: reads, and
+/// `poll_fill_buf`, timed as direction `$dir` (`None`: untimed).
+macro_rules! reads {
+    ($ty:ident<$p:ident>, $dir:expr) => {
+        impl<$p: ::tokio::io::AsyncRead> ::tokio::io::AsyncRead for $ty<$p> {
+            timed!($dir, poll_read(buf: &mut ::tokio::io::ReadBuf<'_>) -> ());
+        }
+
+        impl<$p: ::tokio::io::AsyncBufRead> ::tokio::io::AsyncBufRead for $ty<$p> {
+            timed!($dir, poll_fill_buf() -> &[u8]);
+
+            fn consume(self: ::std::pin::Pin<&mut Self>, amt: usize) {
+                self.project().inner.consume(amt);
+            }
+        }
+    };
+}
+
+/// `AsyncWrite` for `$ty<$p>`: writes, flushes and shutdowns timed as
+/// direction `$dir` (`None`: untimed), one countdown for all of them.
+macro_rules! writes {
+    ($ty:ident<$p:ident>, $dir:expr) => {
+        impl<$p: ::tokio::io::AsyncWrite> ::tokio::io::AsyncWrite for $ty<$p> {
+            timed!($dir, poll_write(buf: &[u8]) -> usize);
+            timed!($dir, poll_write_vectored(bufs: &[::std::io::IoSlice<'_>]) -> usize);
+            timed!($dir, poll_flush() -> ());
+            timed!($dir, poll_shutdown() -> ());
+
+            fn is_write_vectored(&self) -> bool {
+                self.inner.is_write_vectored()
+            }
+        }
+    };
+}

@@ -1,0 +1,60 @@
+//! [`TimeoutWriter`]: a write timeout on any `AsyncWrite`.
+
+use pin_project_lite::pin_project;
+
+use crate::io::state::Timeouts;
+
+pin_project! {
+    /// An [`AsyncWrite`](tokio::io::AsyncWrite) whose writes fail with
+    /// [`TimedOut`](std::io::ErrorKind::TimedOut) when they stay pending too
+    /// long: tokio-io-timeout's `TimeoutWriter`, on a hashwheel wheel.
+    ///
+    /// There is no timeout until [`set_timeout`](TimeoutWriter::set_timeout)
+    /// sets one. Then a countdown starts when a write, a flush or a shutdown
+    /// returns `Pending` (the peer is not reading); one that completes ends
+    /// it, and one still pending when it runs out returns an error of kind
+    /// `TimedOut` instead. The next that waits starts a new countdown. A
+    /// countdown ends at the millisecond tokio-io-timeout's would, never
+    /// before.
+    ///
+    /// Reads ([`AsyncRead`](tokio::io::AsyncRead),
+    /// [`AsyncBufRead`](tokio::io::AsyncBufRead)) and seeks
+    /// ([`AsyncSeek`](tokio::io::AsyncSeek)) pass straight through.
+    ///
+    /// It is [`Unpin`], `Send` and `Sync` when `W` is, and holds `W` and one
+    /// pointer (null until a timeout is set). See the
+    /// [module docs](crate::io) for its timer, what a write costs, and what
+    /// it does once its wheel has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::io::TimeoutWriter;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// // A peer that never reads: the pipe's 64 bytes fill up.
+    /// let (_peer, socket) = tokio::io::duplex(64);
+    /// let mut writer = TimeoutWriter::new(socket);
+    /// writer.set_timeout(Some(Duration::from_millis(100)));
+    ///
+    /// let err = writer.write_all(&[0; 100]).await.unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    /// # }
+    /// ```
+    #[derive(Debug)]
+    pub struct TimeoutWriter<W> {
+        #[pin]
+        inner: W,
+        timeouts: Timeouts<1>,
+    }
+}
+
+wrapper!(TimeoutWriter<W>, "writer");
+
+timeout! { TimeoutWriter<W>, dir 0, "write", timeout, set_timeout, set_timeout_pinned }
+
+reads!(TimeoutWriter<W>, None);
+writes!(TimeoutWriter<W>, Some(0));
