@@ -32,8 +32,8 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::cpu::{Meter, Span};
-use super::tasks::{assert_in_task, multi_thread};
-use super::workloads::{lock, unsupported, wait_until};
+use super::support::{lock, multi_thread, unsupported, wait_until};
+use super::tasks::assert_in_task;
 use super::{quantile, Imp, Rng};
 
 /// The thread name of the server's runtime.

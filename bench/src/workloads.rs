@@ -17,11 +17,11 @@ use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
 use super::queue::{self, Queue};
-use super::tasks::multi_thread;
+use super::support::{
+    child_job, insert_then_cancel, lock, multi_thread, queue_insert_cancel, unsupported,
+    wait_until, InsertCancel, CHILD, FAR,
+};
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
-
-/// The deadline of a timer that is cancelled long before it fires.
-pub const FAR: Duration = Duration::from_secs(30);
 
 /// A multi-threaded runtime with two workers (a small server), its threads
 /// named `name`.
@@ -131,10 +131,6 @@ pub fn register_cancel(env: &Env, imp: Imp, threads: usize, ops: u64) -> Span {
     m.stop()
 }
 
-pub(super) fn unsupported(imp: Imp) -> ! {
-    panic!("{} cannot run this workload", imp.name())
-}
-
 // ===== timeout =====
 
 /// Polls `f` to completion: pending once first when `pending_first`.
@@ -187,40 +183,6 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
 
 // ===== many pending timers =====
 
-/// The cost of making pending timers and of cancelling them.
-#[derive(Debug, Clone, Copy)]
-pub struct InsertCancel {
-    pub insert: Span,
-    pub cancel: Span,
-}
-
-/// Makes one pending timer per deadline in `state` (`make`), keeping them
-/// all, then cancels them in the order `order` gives (`cancel`).
-pub(super) fn insert_then_cancel<S, T>(
-    imp: Imp,
-    state: &mut S,
-    deadlines: &[Duration],
-    order: &[usize],
-    mut make: impl FnMut(&mut S, Duration) -> T,
-    mut cancel: impl FnMut(&mut S, T),
-) -> InsertCancel {
-    // The harness's own array is filled (its pages faulted in) before the
-    // clock starts: only the timers' cost is measured.
-    let mut held: Vec<Option<T>> = deadlines.iter().map(|_| None).collect();
-    let m = Meter::start(imp);
-    for (slot, &d) in held.iter_mut().zip(deadlines) {
-        *slot = Some(make(state, d));
-    }
-    let insert = m.stop();
-    let m = Meter::start(imp);
-    for &i in order {
-        let t = held[i].take().expect("each timer is cancelled once");
-        cancel(state, t);
-    }
-    let cancel = m.stop();
-    InsertCancel { insert, cancel }
-}
-
 /// Registers a pending timer future: polled once, as an awaited one is.
 fn polled<F: Future + Unpin>(mut f: F) -> F {
     assert!(poll_noop(Pin::new(&mut f)).is_pending());
@@ -255,28 +217,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
     }
 }
 
-pub(super) fn queue_insert_cancel<Q: Queue>(
-    imp: Imp,
-    q: &mut Q,
-    deadlines: &[Duration],
-    order: &[usize],
-) -> InsertCancel {
-    let make = |q: &mut Q, d| q.insert(0, d);
-    let cancel = |q: &mut Q, k| {
-        black_box(q.remove(&k));
-    };
-    insert_then_cancel(imp, q, deadlines, order, make, cancel)
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().expect("queue lock")
-}
-
 // ===== memory =====
-
-/// The environment variable that turns a bench or example binary into a
-/// child that measures one thing and prints it.
-const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
 /// RSS bytes per pending timer: `n` timers (10–60 s away) made and kept in a
 /// `Vec`, the `Vec` included. Run in a fresh process (see
@@ -306,24 +247,6 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
 /// (this same binary, re-run with [`CHILD`] set).
 pub fn bytes_per_timer(imp: Imp, n: usize) -> Option<f64> {
     child_job(&format!("memory {} {n}", imp.id()))
-}
-
-/// Runs `job` in a child process (this same binary, re-run with [`CHILD`]
-/// set) and parses the number it prints last.
-pub(super) fn child_job(job: &str) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = std::process::Command::new(exe)
-        .env(CHILD, job)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .ok()?;
-    String::from_utf8(out.stdout)
-        .ok()?
-        .lines()
-        .last()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Call first in `main`: when this process is a measuring child, measures,
@@ -477,17 +400,6 @@ async fn counted(mut f: BoxSleep, registered: &AtomicUsize) {
         r
     })
     .await
-}
-
-/// Waits, polling every millisecond, until `done()` or `limit` passes.
-pub(super) fn wait_until(limit: StdInstant, done: impl Fn() -> bool) -> bool {
-    while !done() {
-        if StdInstant::now() >= limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    true
 }
 
 #[derive(Debug, Default)]

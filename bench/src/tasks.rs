@@ -27,8 +27,9 @@ use tokio::runtime::{Handle, Runtime};
 use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_growth_per, Meter, Span};
-use super::workloads::{
-    insert_then_cancel, lock, queue_insert_cancel, unsupported, wait_until, InsertCancel, FAR,
+use super::support::{
+    child_job, insert_then_cancel, lock, multi_thread, queue_insert_cancel, unsupported,
+    wait_until, InsertCancel, FAR,
 };
 use super::{Imp, PendingOnce, Rng};
 
@@ -39,16 +40,6 @@ pub const RT2: &str = "task-rt2";
 /// How long tasks may take to start (all of them at once, one per worker)
 /// before the run is declared broken.
 const START_LIMIT: Duration = Duration::from_secs(30);
-
-/// A multi-thread runtime with `workers` workers, its threads named `name`.
-pub fn multi_thread(workers: usize, name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
 
 /// What the in-task rows share across rounds, as a long-running server
 /// would: a 1-worker and a 2-worker runtime, a wheel on each, and a
@@ -485,7 +476,9 @@ pub fn insert_cancel(
 
 // ===== cross-worker cancel =====
 
-/// Timers registered by one task and kept.
+/// Timers registered by one task and kept: never read, only dropped (the
+/// drop is what is measured).
+#[allow(dead_code)]
 enum Held {
     Wheel(Vec<hashwheel::Sleep>),
     Tokio(Vec<Pin<Box<tokio::time::Sleep>>>),
@@ -663,5 +656,5 @@ pub fn bytes_per_timer(imp: Imp, n: usize, moved: bool) -> Option<f64> {
     } else {
         "task_memory"
     };
-    super::workloads::child_job(&format!("{job} {} {n}", imp.id()))
+    child_job(&format!("{job} {} {n}", imp.id()))
 }

@@ -9,13 +9,13 @@
 //! `rt.enter()`, which takes other paths; they are kept, as secondary.
 //!
 //! ```text
-//! cargo run --release --example compare             # full run (~20 min, 14 of them the server rows)
-//! cargo run --release --example compare -- --quick  # smaller (~70 s)
-//! cargo run --release --example compare -- --only task_register,server  # some sections
-//! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
-//! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
-//! cargo run --release --example compare -- --only server --server-secs 20 --server-conns 200000
-//! cargo run --release --example compare -- --charts docs/charts    # where the SVGs go
+//! cargo run --release -p hashwheel-bench --bin compare             # full run (~20 min, 14 of them the server rows)
+//! cargo run --release -p hashwheel-bench --bin compare -- --quick  # smaller (~70 s)
+//! cargo run --release -p hashwheel-bench --bin compare -- --only task_register,server  # some sections
+//! cargo run --release -p hashwheel-bench --bin compare -- --imps hashwheel,tokio    # some implementations
+//! cargo run --release -p hashwheel-bench --bin compare -- --only register --register-ops 1000000  # timers per round
+//! cargo run --release -p hashwheel-bench --bin compare -- --only server --server-secs 20 --server-conns 200000
+//! cargo run --release -p hashwheel-bench --bin compare -- --charts docs/charts    # where the SVGs go
 //! ```
 //!
 //! Options (`--help` lists them, with the sections and implementation ids;
@@ -26,14 +26,13 @@
 //!
 //! See BENCHMARKS.md for what each row stands for.
 
-#[path = "../../benches/harness/mod.rs"]
-mod harness;
-
 mod charts;
 mod in_task;
 mod table;
 
 use std::time::{Duration, Instant};
+
+use hashwheel_bench as harness;
 
 use harness::tasks::TaskEnv;
 use harness::workloads::{self as w, Env};

@@ -1,5 +1,7 @@
-//! The workloads shared by `benches/timers.rs` (criterion) and
-//! `examples/compare.rs` (one table, all implementations in one process).
+//! hashwheel's measurement tools: the workloads shared by the criterion
+//! bench (`benches/timers.rs`) and `compare` (`src/bin/compare/`: one table,
+//! all implementations in one process), and the stress workload of the
+//! `stress` binary and `tests/stress.rs`.
 //!
 //! Every workload runs the same way for every implementation and returns
 //! what it measured; the callers only decide how often and in which order.
@@ -8,11 +10,12 @@
 //! driver run, and the implementation's own helper thread), less the helper
 //! threads of the *other* implementations (pingora's clock thread and
 //! futures-timer's thread, once started, live as long as the process).
-#![allow(dead_code)]
 
 pub mod cpu;
 pub mod queue;
 pub mod server;
+pub mod stress;
+pub mod support;
 pub mod tasks;
 pub mod workloads;
 

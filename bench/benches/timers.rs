@@ -1,6 +1,6 @@
 //! Criterion benchmarks: one group per workload, each with hashwheel and
-//! every peer that can run it. The workloads live in `harness/`, shared
-//! with `examples/compare/`.
+//! every peer that can run it. The workloads live in this package's
+//! library, shared with `compare` (`src/bin/compare/`).
 //!
 //! The `task_*` groups run where a server's timers live: inside tasks on a
 //! multi-thread runtime's workers (1 worker, or 2 with a task on each),
@@ -25,15 +25,15 @@
 //! Memory per pending timer is not a time; it is printed before the groups
 //! (skip with a filter that does not match `memory`).
 //!
-//! `cargo bench --bench timers -- register` runs the groups whose name
+//! `cargo bench -p hashwheel-bench --bench timers -- register` runs the groups whose name
 //! contains `register`.
-
-mod harness;
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::sync::Arc;
+
+use hashwheel_bench as harness;
 
 use harness::cpu::Span;
 use harness::tasks::{self, TaskEnv};
