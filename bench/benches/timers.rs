@@ -116,30 +116,30 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_1worker_cpu",
-        &Imp::TASK_REGISTER,
-        |imp, n| cpu(tasks::register_cancel(env.rt(1), imp, n)),
+        Imp::TASK_REGISTER,
+        |imp, n| cpu(tasks::register_cancel(env.rt(imp, 1), imp, n)),
     );
     // Each of the two tasks does half of the operations: time per
     // operation of the pair.
     per_op(
         c,
         "task_register_cancel_2workers_cpu",
-        &Imp::TASK_REGISTER,
-        |imp, n| cpu(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+        Imp::TASK_REGISTER,
+        |imp, n| cpu(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_register_cancel_2workers_wall",
-        &Imp::TASK_REGISTER,
-        |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+        Imp::TASK_REGISTER,
+        |imp, n| wall(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_reset_later_and_poll_1worker_cpu",
-        &Imp::TASK_RESET,
+        Imp::TASK_RESET,
         |imp, n| {
             cpu(tasks::reset_poll(
-                env.rt(1),
+                env.rt(imp, 1),
                 imp,
                 Duration::from_millis(1),
                 n,
@@ -149,10 +149,10 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_reset_later_and_poll_2workers_cpu",
-        &Imp::TASK_RESET,
+        Imp::TASK_RESET,
         |imp, n| {
             cpu(tasks::reset_poll(
-                env.rt(2),
+                env.rt(imp, 2),
                 imp,
                 Duration::from_millis(1),
                 n.div_ceil(2),
@@ -162,23 +162,23 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_timeout_pending_once_cpu",
-        &Imp::TASK_TIMEOUT,
-        |imp, n| cpu(tasks::timeout(env.rt(1), imp, true, n)),
+        Imp::TASK_TIMEOUT,
+        |imp, n| cpu(tasks::timeout(env.rt(imp, 1), imp, true, n)),
     );
-    per_op(c, "task_timeout_ready_cpu", &Imp::TASK_TIMEOUT, |imp, n| {
-        cpu(tasks::timeout(env.rt(1), imp, false, n))
+    per_op(c, "task_timeout_ready_cpu", Imp::TASK_TIMEOUT, |imp, n| {
+        cpu(tasks::timeout(env.rt(imp, 1), imp, false, n))
     });
     per_op(
         c,
         "task_lazy_timeout_pending_once_cpu",
         &Imp::TASK_LAZY_TIMEOUT,
-        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, true, n)),
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, true, n)),
     );
     per_op(
         c,
         "task_lazy_timeout_ready_cpu",
         &Imp::TASK_LAZY_TIMEOUT,
-        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, false, n)),
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, false, n)),
     );
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
         let (deadlines, random) = pending_inputs(n, n as u64);
@@ -187,7 +187,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         let in_order: Arc<[usize]> = (0..n).collect();
         let mut g = slow(c, &format!("task_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
-        for imp in Imp::TASK_HOLDERS {
+        for &imp in Imp::TASK_HOLDERS {
             let run = |order: &Arc<[usize]>| {
                 tasks::insert_cancel(env, imp, deadlines.clone(), order.clone())
             };

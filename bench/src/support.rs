@@ -1,16 +1,14 @@
 //! What the workload modules share (the plain-thread ones in `workloads`,
 //! the in-task ones in `tasks`, the server in `server`): the far deadline,
-//! the runtimes, the shape of the insert + cancel rows, waiting, and the
+//! the runtimes, waiting, what the insert + cancel rows measure, and the
 //! child processes that measure memory.
 
-use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant as StdInstant};
 
 use tokio::runtime::Runtime;
 
-use super::cpu::{Meter, Span};
-use super::queue::Queue;
+use super::cpu::Span;
 use super::Imp;
 
 /// The deadline of a timer that is cancelled long before it fires.
@@ -18,12 +16,22 @@ pub const FAR: Duration = Duration::from_secs(30);
 
 /// A multi-thread runtime with `workers` workers, its threads named `name`.
 pub fn multi_thread(workers: usize, name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
+    runtime_for(Imp::Tokio, workers, name)
+}
+
+/// [`multi_thread`] for `imp`: with tokio's alternative timer
+/// (`Builder::enable_alt_timer`) for [`Imp::TokioAlt`], tokio's own timer
+/// for every other implementation.
+pub fn runtime_for(imp: Imp, workers: usize, name: &str) -> Runtime {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.worker_threads(workers).thread_name(name).enable_all();
+    #[cfg(tokio_unstable)]
+    if imp.alt_timer() {
+        b.enable_alt_timer();
+    }
+    // Without `--cfg tokio_unstable` there is no `Imp::TokioAlt` to ask.
+    debug_assert!(!imp.alt_timer() || cfg!(tokio_unstable));
+    b.build().expect("tokio runtime")
 }
 
 pub(super) fn unsupported(imp: Imp) -> ! {
@@ -45,53 +53,11 @@ pub(super) fn wait_until(limit: StdInstant, done: impl Fn() -> bool) -> bool {
     true
 }
 
-// ===== insert + cancel =====
-
 /// The cost of making pending timers and of cancelling them.
 #[derive(Debug, Clone, Copy)]
 pub struct InsertCancel {
     pub insert: Span,
     pub cancel: Span,
-}
-
-/// Makes one pending timer per deadline in `state` (`make`), keeping them
-/// all, then cancels them in the order `order` gives (`cancel`).
-pub(super) fn insert_then_cancel<S, T>(
-    imp: Imp,
-    state: &mut S,
-    deadlines: &[Duration],
-    order: &[usize],
-    mut make: impl FnMut(&mut S, Duration) -> T,
-    mut cancel: impl FnMut(&mut S, T),
-) -> InsertCancel {
-    // The harness's own array is filled (its pages faulted in) before the
-    // clock starts: only the timers' cost is measured.
-    let mut held: Vec<Option<T>> = deadlines.iter().map(|_| None).collect();
-    let m = Meter::start(imp);
-    for (slot, &d) in held.iter_mut().zip(deadlines) {
-        *slot = Some(make(state, d));
-    }
-    let insert = m.stop();
-    let m = Meter::start(imp);
-    for &i in order {
-        let t = held[i].take().expect("each timer is cancelled once");
-        cancel(state, t);
-    }
-    let cancel = m.stop();
-    InsertCancel { insert, cancel }
-}
-
-pub(super) fn queue_insert_cancel<Q: Queue>(
-    imp: Imp,
-    q: &mut Q,
-    deadlines: &[Duration],
-    order: &[usize],
-) -> InsertCancel {
-    let make = |q: &mut Q, d| q.insert(0, d);
-    let cancel = |q: &mut Q, k| {
-        black_box(q.remove(&k));
-    };
-    insert_then_cancel(imp, q, deadlines, order, make, cancel)
 }
 
 // ===== child processes =====

@@ -26,16 +26,22 @@ use pingora_timeout::fast_timeout::{fast_sleep, fast_timeout};
 use tokio::runtime::{Handle, Runtime};
 use tokio_util::time::DelayQueue;
 
+use super::cpu::threads;
 use super::cpu::{rss_growth_per, Meter, Span};
+use super::queue::Queue;
 use super::support::{
-    child_job, insert_then_cancel, lock, multi_thread, queue_insert_cancel, unsupported,
-    wait_until, InsertCancel, FAR,
+    child_job, lock, multi_thread, runtime_for, unsupported, wait_until, InsertCancel, FAR,
 };
 use super::{Imp, PendingOnce, Rng};
 
 /// Thread names of the runtimes, so that a body can check where it runs.
 pub const RT1: &str = "task-rt1";
 pub const RT2: &str = "task-rt2";
+/// Thread names of the runtimes on tokio's alternative timer.
+#[cfg(tokio_unstable)]
+const RT1_ALT: &str = "task-rt1-alt";
+#[cfg(tokio_unstable)]
+const RT2_ALT: &str = "task-rt2-alt";
 
 /// How long tasks may take to start (all of them at once, one per worker)
 /// before the run is declared broken.
@@ -43,15 +49,41 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// What the in-task rows share across rounds, as a long-running server
 /// would: a 1-worker and a 2-worker runtime, a wheel on each, and a
-/// `DelayQueue` of each kind on the 1-worker runtime.
+/// `DelayQueue` of each kind on the 1-worker runtime; with
+/// `--cfg tokio_unstable`, the same two runtimes again on tokio's
+/// alternative timer, for [`Imp::TokioAlt`].
 #[derive(Debug)]
 pub struct TaskEnv {
-    rt1: Runtime,
-    rt2: Runtime,
-    wheel1: Wheel,
-    wheel2: Wheel,
+    runtimes: Vec<TaskRt>,
     dq: Arc<Mutex<DelayQueue<u32>>>,
     hq: Arc<Mutex<hashwheel::DelayQueue<u32>>>,
+}
+
+/// A runtime of a [`TaskEnv`] and its wheel.
+#[derive(Debug)]
+struct TaskRt {
+    rt: Runtime,
+    wheel: Wheel,
+    name: &'static str,
+    workers: usize,
+    alt_timer: bool,
+}
+
+impl TaskRt {
+    fn new(imp: Imp, workers: usize, name: &'static str) -> TaskRt {
+        let rt = runtime_for(imp, workers, name);
+        let wheel = {
+            let _g = rt.enter();
+            Wheel::new()
+        };
+        TaskRt {
+            rt,
+            wheel,
+            name,
+            workers,
+            alt_timer: imp.alt_timer(),
+        }
+    }
 }
 
 /// One runtime of a [`TaskEnv`], its wheel and its thread name.
@@ -61,6 +93,8 @@ pub struct Rt<'a> {
     pub wheel: &'a Wheel,
     pub name: &'static str,
     pub workers: usize,
+    /// Whether the runtime runs tokio's alternative timer.
+    pub alt_timer: bool,
 }
 
 impl Default for TaskEnv {
@@ -71,50 +105,58 @@ impl Default for TaskEnv {
 
 impl TaskEnv {
     pub fn new() -> TaskEnv {
-        let rt1 = multi_thread(1, RT1);
-        let rt2 = multi_thread(2, RT2);
-        let (wheel1, dq) = {
-            let _g = rt1.enter();
-            (Wheel::new(), DelayQueue::new())
+        #[allow(unused_mut)]
+        let mut runtimes = vec![
+            TaskRt::new(Imp::Tokio, 1, RT1),
+            TaskRt::new(Imp::Tokio, 2, RT2),
+        ];
+        #[cfg(tokio_unstable)]
+        runtimes.extend([
+            TaskRt::new(Imp::TokioAlt, 1, RT1_ALT),
+            TaskRt::new(Imp::TokioAlt, 2, RT2_ALT),
+        ]);
+        let (dq, hq) = {
+            let _g = runtimes[0].rt.enter();
+            (DelayQueue::new(), runtimes[0].wheel.delay_queue())
         };
-        let wheel2 = {
-            let _g = rt2.enter();
-            Wheel::new()
-        };
-        let hq = Arc::new(Mutex::new(wheel1.delay_queue()));
         let env = TaskEnv {
-            rt1,
-            rt2,
-            wheel1,
-            wheel2,
+            runtimes,
             dq: Arc::new(Mutex::new(dq)),
-            hq,
+            hq: Arc::new(Mutex::new(hq)),
         };
         // Each runtime's default wheel (the free functions') is made on its
         // first use: make it now, not in the first measured round.
-        for workers in [1, 2] {
-            run_in_task(env.rt(workers), |cx| {
+        for r in env.runtimes.iter().map(TaskRt::as_rt) {
+            run_in_task(r, |cx| {
                 drop(polled(hashwheel::sleep(FAR), cx));
             });
-            let r = env.rt(workers);
             r.rt.spawn(background(r.wheel.clone()));
         }
         env
     }
 
-    /// The runtime with `workers` workers (1 or 2).
-    pub fn rt(&self, workers: usize) -> Rt<'_> {
-        let (rt, wheel, name) = match workers {
-            1 => (&self.rt1, &self.wheel1, RT1),
-            2 => (&self.rt2, &self.wheel2, RT2),
-            _ => panic!("a TaskEnv has runtimes of 1 and 2 workers, not {workers}"),
-        };
-        assert_eq!(rt.metrics().num_workers(), workers);
+    /// The runtime with `workers` workers (1 or 2) that `imp` runs on: one
+    /// on tokio's alternative timer for [`Imp::TokioAlt`], one on tokio's
+    /// own timer for the others.
+    pub fn rt(&self, imp: Imp, workers: usize) -> Rt<'_> {
+        let r = self
+            .runtimes
+            .iter()
+            .find(|r| r.workers == workers && r.alt_timer == imp.alt_timer())
+            .unwrap_or_else(|| panic!("no runtime of {workers} workers for {}", imp.name()));
+        assert_eq!(r.rt.metrics().num_workers(), workers);
+        r.as_rt()
+    }
+}
+
+impl TaskRt {
+    fn as_rt(&self) -> Rt<'_> {
         Rt {
-            rt,
-            wheel,
-            name,
-            workers,
+            rt: &self.rt,
+            wheel: &self.wheel,
+            name: self.name,
+            workers: self.workers,
+            alt_timer: self.alt_timer,
         }
     }
 }
@@ -164,10 +206,15 @@ where
     let (name, id) = (rt.name, rt.rt.handle().id());
     let task = rt.rt.spawn(tokio::task::unconstrained(async move {
         assert_in_task(name, id);
-        let mut body = Some(body);
-        poll_fn(|cx| Poll::Ready(body.take().expect("polled once")(cx))).await
+        one_poll(body).await
     }));
     rt.rt.block_on(task).expect("benchmark task")
+}
+
+/// Runs `f` in one poll of the task that awaits this, with its context.
+async fn one_poll<T>(f: impl FnOnce(&mut Context<'_>) -> T) -> T {
+    let mut f = Some(f);
+    poll_fn(|cx| Poll::Ready(f.take().expect("polled once")(cx))).await
 }
 
 /// Tasks that start together: each says where it runs, then spins (never
@@ -219,6 +266,7 @@ pub fn timed_tasks<F>(rt: Rt<'_>, imp: Imp, body: F) -> Span
 where
     F: Fn(&mut Context<'_>) + Send + Sync + 'static,
 {
+    assert_runs_on(rt, imp);
     let tasks = rt.workers;
     let gate = Arc::new(Gate::default());
     let body = Arc::new(body);
@@ -255,7 +303,102 @@ where
             h.await.expect("benchmark task");
         }
     });
-    m.stop()
+    m.stop_after(|| workers_idle(rt))
+}
+
+/// Panics unless `rt` is the runtime `imp` is measured on: one on tokio's
+/// alternative timer for [`Imp::TokioAlt`] and for no other.
+fn assert_runs_on(rt: Rt<'_>, imp: Imp) {
+    assert_eq!(
+        rt.alt_timer,
+        imp.alt_timer(),
+        "{} measured on {}",
+        imp.name(),
+        rt.name
+    );
+}
+
+/// Waits until every worker of `rt` is parked with nothing left to run:
+/// its park count odd (parked) and no thread of the runtime running, the
+/// same on two looks a millisecond apart. A worker does the work it put
+/// off before it sleeps: tokio's alternative timer files the timers a poll
+/// registered (and frees the ones already cancelled) when its worker
+/// parks, and hashwheel's driver is a task on a worker. A span that ends
+/// here counts that work, for every implementation alike.
+fn workers_idle(rt: Rt<'_>) {
+    let metrics = rt.rt.metrics();
+    let look = || {
+        let parks: Vec<u64> = (0..rt.workers)
+            .map(|i| metrics.worker_park_unpark_count(i))
+            .collect();
+        let parked = parks.iter().all(|p| p % 2 == 1);
+        let asleep = !threads().iter().any(|t| t.name == rt.name && t.running);
+        (parked && asleep).then_some(parks)
+    };
+    let limit = StdInstant::now() + START_LIMIT;
+    let mut last = None;
+    loop {
+        let now = look();
+        if now.is_some() && now == last {
+            return;
+        }
+        assert!(
+            StdInstant::now() < limit,
+            "the workers of {} never went idle",
+            rt.name
+        );
+        last = now;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Runs, in one task on `rt` (one worker): `prepare`, then, in the same
+/// poll, `first` on what it made, and in a later poll, once the worker has
+/// gone idle, `second`. Returns the span of `first` and of `second`, each
+/// from its start until the worker is idle again (see [`workers_idle`]).
+/// `first` starts as [`timed_tasks`] starts its bodies (the task spinning
+/// on its worker); `second` starts with a wake from this thread, the same
+/// for every implementation. What `prepare` made is dropped after both.
+fn two_polls<S, P, A, B>(rt: Rt<'_>, imp: Imp, prepare: P, first: A, second: B) -> (Span, Span)
+where
+    S: Send + 'static,
+    P: FnOnce() -> S + Send + 'static,
+    A: FnOnce(&mut S, &mut Context<'_>) + Send + 'static,
+    B: FnOnce(&mut S, &mut Context<'_>) + Send + 'static,
+{
+    assert_runs_on(rt, imp);
+    assert_eq!(rt.workers, 1, "two_polls runs one task");
+    let gate = Arc::new(Gate::default());
+    let (first_done, first_done_rx) = tokio::sync::oneshot::channel::<()>();
+    let (go_second, go_second_rx) = tokio::sync::oneshot::channel::<()>();
+    let (name, id) = (rt.name, rt.rt.handle().id());
+    let g = gate.clone();
+    let task = rt.rt.spawn(tokio::task::unconstrained(async move {
+        let me = assert_in_task(name, id);
+        let mut state = prepare();
+        g.arrive(me);
+        g.spin_until("the start", || g.go.load(Ordering::Acquire));
+        one_poll(|cx| first(&mut state, cx)).await;
+        first_done.send(()).expect("the harness waits");
+        go_second_rx.await.expect("the harness's go");
+        one_poll(|cx| second(&mut state, cx)).await;
+        assert_eq!(std::thread::current().id(), me);
+        state
+    }));
+    let started = wait_until(StdInstant::now() + START_LIMIT, || {
+        gate.ready.load(Ordering::Acquire) == 1
+    });
+    assert!(started, "the task did not start on {name}");
+    let m = Meter::start(imp);
+    gate.go.store(true, Ordering::Release);
+    rt.rt.block_on(first_done_rx).expect("the first poll");
+    let first = m.stop_after(|| workers_idle(rt));
+    let m = Meter::start(imp);
+    go_second.send(()).expect("the task waits");
+    let state = rt.rt.block_on(task).expect("benchmark task");
+    let second = m.stop_after(|| workers_idle(rt));
+    drop(state);
+    (first, second)
 }
 
 /// Polls `f` once with `cx`: it must be pending (registered).
@@ -285,7 +428,7 @@ fn floor_timer(d: Duration, cx: &Context<'_>) -> FloorTimer {
 /// once with the task's context, drop it.
 pub fn register_cancel(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
     let wheel = rt.wheel.clone();
-    timed_tasks(rt, imp, move |cx| match imp {
+    timed_tasks(rt, imp, move |cx| match imp.api() {
         Imp::Hashwheel => {
             for _ in 0..ops {
                 drop(polled(wheel.sleep(FAR), cx));
@@ -330,7 +473,7 @@ pub fn reset_poll(rt: Rt<'_>, imp: Imp, step: Duration, ops: u64) -> Span {
     timed_tasks(rt, imp, move |cx| {
         let base = tokio::time::Instant::now() + FAR;
         let at = |i: u64| base + step * i as u32;
-        match imp {
+        match imp.api() {
             Imp::Hashwheel => {
                 let mut s = polled(wheel.sleep_until(at(0)), cx);
                 for i in 1..=ops {
@@ -390,7 +533,7 @@ fn timeouts(rt: Rt<'_>, imp: Imp, pending_first: bool, lazy: bool, ops: u64) -> 
     assert_eq!(rt.workers, 1, "the timeout rows run one task");
     let wheel = rt.wheel.clone();
     let f = move || PendingOnce::new(pending_first);
-    timed_tasks(rt, imp, move |cx| match (imp, lazy) {
+    timed_tasks(rt, imp, move |cx| match (imp.api(), lazy) {
         (Imp::Hashwheel, false) => {
             for _ in 0..ops {
                 finish(pin!(wheel.timeout(FAR, f())), pending_first, cx);
@@ -432,46 +575,97 @@ fn timeouts(rt: Rt<'_>, imp: Imp, pending_first: bool, lazy: bool, ops: u64) -> 
 
 // ===== many pending timers =====
 
-/// In one task on the 1-worker runtime: one pending timer per deadline
-/// (polled once with the task's context and kept), then every one cancelled
-/// in the order `order` gives (`0..n` for insertion order). A tokio `Sleep`
-/// is boxed, as it would live in its task's (boxed) future.
+/// In one task on the 1-worker runtime: one pending timer per deadline,
+/// polled once with the task's context and kept (the insert span); then,
+/// in a later poll, every one cancelled in the order `order` gives (`0..n`
+/// for insertion order; the cancel span). Each span lasts until the worker
+/// is idle again ([`two_polls`]): tokio's alternative timer files what a
+/// poll registered when its worker parks, so timers registered and
+/// cancelled in one poll would never reach its wheel, as a server's
+/// timers, held across polls, do. A tokio `Sleep` is boxed, as it would
+/// live in its task's (boxed) future.
 pub fn insert_cancel(
     env: &TaskEnv,
     imp: Imp,
     deadlines: Arc<[Duration]>,
     order: Arc<[usize]>,
 ) -> InsertCancel {
-    let rt = env.rt(1);
+    let rt = env.rt(imp, 1);
     let wheel = rt.wheel.clone();
-    let (dq, hq) = (env.dq.clone(), env.hq.clone());
-    run_in_task(rt, move |cx| {
-        let (d, o) = (&deadlines[..], &order[..]);
-        fn dropped<T>(_: &mut (), t: T) {
-            drop(t);
+    let none = Arc::new(Mutex::new(()));
+    let (d, o) = (deadlines, order);
+    fn dropped<T>(_: &mut (), t: T) {
+        drop(t);
+    }
+    fn queued<Q: Queue>(q: &mut Q, d: Duration, _: &mut Context<'_>) -> Q::Key {
+        q.insert(0, d)
+    }
+    fn removed<Q: Queue>(q: &mut Q, k: Q::Key) {
+        black_box(q.remove(&k));
+    }
+    match imp.api() {
+        Imp::Hashwheel => {
+            let make = move |_: &mut (), d, cx: &mut Context<'_>| polled(wheel.sleep(d), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
         }
-        match imp {
-            Imp::Hashwheel => {
-                let make = |_: &mut (), d| polled(wheel.sleep(d), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::HashwheelFree => {
-                let make = |_: &mut (), d| polled(hashwheel::sleep(d), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::Tokio => {
-                let make = |_: &mut (), d| polled(Box::pin(tokio::time::sleep(d)), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&dq), d, o),
-            Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&hq), d, o),
-            Imp::Floor => {
-                let make = |_: &mut (), d| floor_timer(d, cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            _ => unsupported(imp),
+        Imp::HashwheelFree => {
+            let make = |_: &mut (), d, cx: &mut Context<'_>| polled(hashwheel::sleep(d), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
         }
-    })
+        Imp::Tokio => {
+            let make =
+                |_: &mut (), d, cx: &mut Context<'_>| polled(Box::pin(tokio::time::sleep(d)), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
+        }
+        Imp::TokioUtil => held_in_task(rt, imp, d, o, env.dq.clone(), queued, removed),
+        Imp::HashwheelQueue => held_in_task(rt, imp, d, o, env.hq.clone(), queued, removed),
+        Imp::Floor => {
+            let make = |_: &mut (), d, cx: &mut Context<'_>| floor_timer(d, cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
+        }
+        _ => unsupported(imp),
+    }
+}
+
+/// [`insert_cancel`] for one kind of timer: `make` makes one in `state`
+/// (locked once per poll), `cancel` cancels it. The harness's own array is
+/// filled (its pages faulted in) before the clock starts.
+fn held_in_task<S, T, M, C>(
+    rt: Rt<'_>,
+    imp: Imp,
+    deadlines: Arc<[Duration]>,
+    order: Arc<[usize]>,
+    state: Arc<Mutex<S>>,
+    mut make: M,
+    mut cancel: C,
+) -> InsertCancel
+where
+    S: Send + 'static,
+    T: Send + 'static,
+    M: FnMut(&mut S, Duration, &mut Context<'_>) -> T + Send + 'static,
+    C: FnMut(&mut S, T) + Send + 'static,
+{
+    let n = deadlines.len();
+    let state2 = state.clone();
+    let (insert, cancel) = two_polls(
+        rt,
+        imp,
+        move || -> Vec<Option<T>> { (0..n).map(|_| None).collect() },
+        move |held, cx| {
+            let mut s = lock(&state);
+            for (slot, &d) in held.iter_mut().zip(&deadlines[..]) {
+                *slot = Some(make(&mut s, d, cx));
+            }
+        },
+        move |held, _| {
+            let mut s = lock(&state2);
+            for &i in &order[..] {
+                let t = held[i].take().expect("each timer is cancelled once");
+                cancel(&mut s, t);
+            }
+        },
+    );
+    InsertCancel { insert, cancel }
 }
 
 // ===== cross-worker cancel =====
@@ -499,7 +693,7 @@ pub fn cancel_from(env: &TaskEnv, imp: Imp, n: usize, cross: bool) -> Span {
         a_done: AtomicBool,
         b_done: AtomicBool,
     }
-    let rt = env.rt(2);
+    let rt = env.rt(imp, 2);
     let hand = Arc::new(Hand::default());
     let (name, id) = (rt.name, rt.rt.handle().id());
     let wheel = rt.wheel.clone();
@@ -594,6 +788,7 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
         wheel: &wheel,
         name: RT1,
         workers: 1,
+        alt_timer: false,
     };
     let w = wheel.clone();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));

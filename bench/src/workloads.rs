@@ -18,8 +18,7 @@ use tokio_util::time::DelayQueue;
 use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
 use super::queue::{self, Queue};
 use super::support::{
-    child_job, insert_then_cancel, lock, multi_thread, queue_insert_cancel, unsupported,
-    wait_until, InsertCancel, CHILD, FAR,
+    child_job, lock, multi_thread, unsupported, wait_until, InsertCancel, CHILD, FAR,
 };
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
 
@@ -183,6 +182,33 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
 
 // ===== many pending timers =====
 
+/// Makes one pending timer per deadline in `state` (`make`), keeping them
+/// all, then cancels them in the order `order` gives (`cancel`).
+fn insert_then_cancel<S, T>(
+    imp: Imp,
+    state: &mut S,
+    deadlines: &[Duration],
+    order: &[usize],
+    mut make: impl FnMut(&mut S, Duration) -> T,
+    mut cancel: impl FnMut(&mut S, T),
+) -> InsertCancel {
+    // The harness's own array is filled (its pages faulted in) before the
+    // clock starts: only the timers' cost is measured.
+    let mut held: Vec<Option<T>> = deadlines.iter().map(|_| None).collect();
+    let m = Meter::start(imp);
+    for (slot, &d) in held.iter_mut().zip(deadlines) {
+        *slot = Some(make(state, d));
+    }
+    let insert = m.stop();
+    let m = Meter::start(imp);
+    for &i in order {
+        let t = held[i].take().expect("each timer is cancelled once");
+        cancel(state, t);
+    }
+    let cancel = m.stop();
+    InsertCancel { insert, cancel }
+}
+
 /// Registers a pending timer future: polled once, as an awaited one is.
 fn polled<F: Future + Unpin>(mut f: F) -> F {
     assert!(poll_noop(Pin::new(&mut f)).is_pending());
@@ -215,6 +241,19 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&env.hq), deadlines, order),
         Imp::Pingora | Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
     }
+}
+
+fn queue_insert_cancel<Q: Queue>(
+    imp: Imp,
+    q: &mut Q,
+    deadlines: &[Duration],
+    order: &[usize],
+) -> InsertCancel {
+    let make = |q: &mut Q, d| q.insert(0, d);
+    let cancel = |q: &mut Q, k| {
+        black_box(q.remove(&k));
+    };
+    insert_then_cancel(imp, q, deadlines, order, make, cancel)
 }
 
 // ===== memory =====

@@ -60,7 +60,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
     };
     let curves = |row: &dyn Fn(usize) -> String| -> Vec<Curve> {
         Imp::TASK_HOLDERS
-            .into_iter()
+            .iter()
+            .copied()
             .map(|imp| (imp, curve(row, imp)))
             .filter(|(_, c)| !c.is_empty())
             .collect()
@@ -92,7 +93,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
         .iter()
         .map(|&c| {
             let bars = Imp::SERVER
-                .into_iter()
+                .iter()
+                .copied()
                 .filter_map(|imp| Some((imp, t.median(&server_cpu_row(c), imp)?)))
                 .collect::<Vec<_>>();
             (format!("{} connections", count(c)), bars)

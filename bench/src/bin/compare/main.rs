@@ -24,6 +24,19 @@
 //! `--server-rate N` (messages/s), `--server-rounds N`, `--charts DIR`
 //! (default `target/charts`), `--no-charts`.
 //!
+//! The `tokio::time (alt timer)` column (id `tokio_alt` or `tokio-alt`) runs
+//! tokio's alternative timer (`Builder::enable_alt_timer`, a timer wheel
+//! per worker) in the in-task register + cancel, reset, timeout and insert
+//! + cancel rows and the server rows. It needs `--cfg tokio_unstable`, as
+//! its users build; a target dir of its own keeps the normal build:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg tokio_unstable" CARGO_TARGET_DIR=target/unstable \
+//!   cargo run --release -p hashwheel-bench --bin compare -- --only task_register --imps hashwheel,tokio,tokio-alt
+//! ```
+//!
+//! Built without it, compare says so at its start and under its table.
+//!
 //! See BENCHMARKS.md for what each row stands for.
 
 mod charts;
@@ -36,7 +49,7 @@ use hashwheel_bench as harness;
 
 use harness::tasks::TaskEnv;
 use harness::workloads::{self as w, Env};
-use harness::{pending_inputs, Imp};
+use harness::{pending_inputs, Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
 use table::{count, rounds, Table};
 
 /// How much of each workload to run.
@@ -388,13 +401,33 @@ const VALUE_FLAGS: [&str; 8] = [
 ];
 const SWITCHES: [&str; 2] = ["--quick", "--no-charts"];
 
+/// The implementation ids, for messages.
+fn ids() -> String {
+    let ids: Vec<&str> = Imp::ALL.iter().map(|i| i.id()).collect();
+    ids.join(", ")
+}
+
+/// What this build says of the tokio-alt column.
+fn alt_timer_note() -> String {
+    if ALT_TIMER_BUILT {
+        "built with --cfg tokio_unstable: the tokio::time (alt timer) column runs tokio's \
+         alternative timer (Builder::enable_alt_timer) on runtimes of its own"
+            .to_string()
+    } else {
+        format!(
+            "NOT in this build (it needs --cfg tokio_unstable); build it with:\n  {ALT_TIMER_HOW}"
+        )
+    }
+}
+
 fn usage() -> String {
     format!(
         "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
          [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
-         [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}",
+         [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}\ntokio-alt: {}",
         SECTIONS.map(|s| s.0).join(", "),
-        Imp::ALL.map(|i| i.id()).join(", ")
+        ids(),
+        alt_timer_note()
     )
 }
 
@@ -431,15 +464,18 @@ fn main() {
     let only = list("--only");
     if let Some(keep) = list("--imps") {
         for k in &keep {
+            if !ALT_TIMER_BUILT && k.replace('-', "_") == "tokio_alt" {
+                eprintln!("compare: --imps {k}: tokio-alt is {}", alt_timer_note());
+                std::process::exit(2);
+            }
             assert!(
                 Imp::from_id(k).is_some(),
                 "--imps {k}: no such implementation; implementations: {}",
-                Imp::ALL.map(|i| i.id()).join(", ")
+                ids()
             );
         }
-        let skip = Imp::ALL
-            .into_iter()
-            .filter(|i| !keep.iter().any(|k| k == i.id()));
+        let keep: Vec<Imp> = keep.iter().filter_map(|k| Imp::from_id(k)).collect();
+        let skip = Imp::ALL.iter().copied().filter(|i| !keep.contains(i));
         table::SKIP.set(skip.collect()).expect("set once");
     }
     if let Some(o) = &only {
@@ -480,6 +516,7 @@ fn main() {
         Some(d) => Some(std::path::PathBuf::from(&d[0])),
         None => Some(std::path::PathBuf::from("target/charts")),
     };
+    eprintln!("tokio-alt: {}", alt_timer_note());
     let started = Instant::now();
     let envs = Envs {
         plain: Env::new(),
@@ -515,6 +552,7 @@ fn main() {
         "- server rows: {} messages/s for {:?} per run",
         cfg.server_rate, cfg.server_run
     );
+    println!("- tokio-alt: {}", alt_timer_note());
     println!();
     println!("Each cell: median (min) over the rounds; ×r = that peer's median ÷ hashwheel's (above 1: hashwheel is lower); tokio-util's DelayQueue is compared with hashwheel's DelayQueue.");
     println!();
