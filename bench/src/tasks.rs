@@ -149,6 +149,21 @@ impl TaskEnv {
     }
 }
 
+/// Each wheel shuts down before its runtime: hashwheel's driver answers
+/// the wake-up that tokio's timer gives its sleep at the runtime's shutdown
+/// by re-arming that sleep, and tokio's alternative timer panics on a timer
+/// made while its runtime shuts down ("A Tokio 1.x context was found, but
+/// it is being shutdown"). A shut-down wheel does not re-arm.
+impl Drop for TaskEnv {
+    fn drop(&mut self) {
+        for r in &self.runtimes {
+            r.wheel.shutdown();
+            let _g = r.rt.enter();
+            Wheel::current().shutdown();
+        }
+    }
+}
+
 impl TaskRt {
     fn as_rt(&self) -> Rt<'_> {
         Rt {

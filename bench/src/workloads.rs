@@ -74,6 +74,8 @@ impl Env {
 
 fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             for _ in 0..n {
                 let mut s = wheel.sleep(FAR);
@@ -147,6 +149,8 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
     let f = || PendingOnce::new(pending_first);
     let m = Meter::start(imp);
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             for _ in 0..ops {
                 finish(pin!(env.wheel.timeout(FAR, f())), pending_first);
@@ -225,6 +229,8 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         drop(t);
     }
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             let make = |_: &mut (), d| polled(env.wheel.sleep(d));
             insert_then_cancel(imp, &mut (), deadlines, order, make, dropped)
@@ -266,6 +272,8 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
     let _rt = env.rt.enter();
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => rss_growth_per(&deadlines, |d| polled(env.wheel.sleep(d))),
         Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Tokio => rss_growth_per(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
@@ -314,6 +322,8 @@ pub fn child_main() {
 /// `size_of` of what a user holds for one pending timer.
 pub fn size_of_timer(imp: Imp) -> usize {
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => size_of::<tokio::time::Sleep>(),
         Imp::Hashwheel | Imp::HashwheelFree => size_of::<hashwheel::Sleep>(),
         Imp::Tokio => size_of::<tokio::time::Sleep>(),
         Imp::TokioUtil => size_of::<tokio_util::time::delay_queue::Key>(),
@@ -337,6 +347,8 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_millis(i);
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
@@ -418,6 +430,8 @@ type BoxSleep = Pin<Box<dyn Future<Output = ()> + Send>>;
 fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
     let left = || deadline.saturating_duration_since(StdInstant::now());
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => Box::pin(wheel.sleep_until(Instant::from_std(deadline))),
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),

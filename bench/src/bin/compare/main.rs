@@ -26,9 +26,9 @@
 //!
 //! The `tokio::time (alt timer)` column (id `tokio_alt` or `tokio-alt`) runs
 //! tokio's alternative timer (`Builder::enable_alt_timer`, a timer wheel
-//! per worker) in the in-task register + cancel, reset, timeout and insert
-//! + cancel rows and the server rows. It needs `--cfg tokio_unstable`, as
-//! its users build; a target dir of its own keeps the normal build:
+//! per worker) in the in-task rows (register + cancel, reset, timeout,
+//! insert + cancel) and the server rows. It needs `--cfg tokio_unstable`,
+//! as its users build; a target dir of its own keeps the normal build:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg tokio_unstable" CARGO_TARGET_DIR=target/unstable \
