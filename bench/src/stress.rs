@@ -101,13 +101,7 @@ impl Rng {
 /// once freed it stays resident unless it is at that top, so the same run
 /// can keep 0, 16 or 31 MiB of a burst resident (a shard's slab each).
 pub fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
+    super::cpu::rss_bytes()
 }
 
 /// Polls a sleep made far enough ahead that it must be pending.
