@@ -36,7 +36,8 @@ use std::sync::Arc;
 use hashwheel_bench as harness;
 
 use harness::cpu::Span;
-use harness::tasks::{self, TaskEnv};
+use harness::task_rt::TaskEnv;
+use harness::tasks;
 use harness::workloads::{self as w, Env};
 use harness::{pending_inputs, Imp};
 

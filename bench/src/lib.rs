@@ -16,6 +16,7 @@ pub mod queue;
 pub mod server;
 pub mod stress;
 pub mod support;
+pub mod task_rt;
 pub mod tasks;
 pub mod workloads;
 

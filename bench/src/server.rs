@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use super::cpu::{Meter, Span};
 use super::support::{lock, runtime_for, unsupported, wait_until};
-use super::tasks::assert_in_task;
+use super::task_rt::assert_in_task;
 use super::{quantile, Imp, Rng};
 
 /// The thread name of the server's runtime.

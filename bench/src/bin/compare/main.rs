@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use hashwheel_bench as harness;
 
-use harness::tasks::TaskEnv;
+use harness::task_rt::TaskEnv;
 use harness::workloads::{self as w, Env};
 use harness::{pending_inputs, Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
 use table::{count, rounds, Table};
