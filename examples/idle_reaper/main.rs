@@ -18,6 +18,8 @@
 //! client and no chatty one was reaped, and exits 0 (1 if the check fails).
 
 mod server;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::io::Write;

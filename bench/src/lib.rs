@@ -1,5 +1,7 @@
-//! The workloads shared by `benches/timers.rs` (criterion) and
-//! `examples/compare.rs` (one table, all implementations in one process).
+//! hashwheel's measurement tools: the workloads shared by the criterion
+//! bench (`benches/timers.rs`) and `compare` (`src/bin/compare/`: one table,
+//! all implementations in one process), and the stress workload of the
+//! `stress` binary and `tests/stress.rs`.
 //!
 //! Every workload runs the same way for every implementation and returns
 //! what it measured; the callers only decide how often and in which order.
@@ -8,12 +10,14 @@
 //! driver run, and the implementation's own helper thread), less the helper
 //! threads of the *other* implementations (pingora's clock thread and
 //! futures-timer's thread, once started, live as long as the process).
-#![allow(dead_code)]
 
 pub mod cpu;
 pub mod io;
 pub mod queue;
 pub mod server;
+pub mod stress;
+pub mod support;
+pub mod task_rt;
 pub mod tasks;
 pub mod workloads;
 
@@ -34,6 +38,13 @@ pub enum Imp {
     HashwheelQueue,
     /// `tokio::time`.
     Tokio,
+    /// `tokio::time` on a runtime built with tokio's alternative timer
+    /// (`Builder::enable_alt_timer`: a timer wheel per worker, registrations
+    /// queued on the worker and filed when it parks): the calls of
+    /// [`Imp::Tokio`] on another runtime. Only with `--cfg tokio_unstable`,
+    /// which that builder method needs, as its users build.
+    #[cfg(tokio_unstable)]
+    TokioAlt,
     /// `tokio_util::time::DelayQueue`.
     TokioUtil,
     /// `pingora_timeout::fast_timeout` (`fast_sleep`, `fast_timeout`).
@@ -52,12 +63,24 @@ pub enum Imp {
     Floor,
 }
 
+/// Whether this build has the tokio-alt column ([`Imp::TokioAlt`]): only
+/// with `RUSTFLAGS="--cfg tokio_unstable"`.
+pub const ALT_TIMER_BUILT: bool = cfg!(tokio_unstable);
+
+/// How to build with the tokio-alt column, for the messages that say it is
+/// missing.
+pub const ALT_TIMER_HOW: &str =
+    "RUSTFLAGS=\"--cfg tokio_unstable\" CARGO_TARGET_DIR=target/unstable \
+cargo run --release -p hashwheel-bench --bin compare -- ...";
+
 impl Imp {
-    pub const ALL: [Imp; 9] = [
+    pub const ALL: &[Imp] = &[
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::HashwheelQueue,
         Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
         Imp::TokioUtil,
         Imp::Pingora,
         Imp::FuturesTimer,
@@ -88,24 +111,37 @@ impl Imp {
     /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
     /// functions, tokio and pingora.
     pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
-    /// Register + cancel in a task: every [`Imp::TASK`], and the floor
-    /// under them (a deadline and a waker, no timer).
-    pub const TASK_REGISTER: [Imp; 5] = [
+    /// Register + cancel in a task: every [`Imp::TASK`], tokio's alternative
+    /// timer where it is built, and the floor under them (a deadline and a
+    /// waker, no timer).
+    pub const TASK_REGISTER: &[Imp] = &[
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
         Imp::Pingora,
         Imp::Floor,
     ];
     /// A sleep moved and polled in a task: the free functions make the same
-    /// `Sleep` as a held wheel, so [`Imp::TASK`] but for them.
-    pub const TASK_RESET: [Imp; 3] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora];
-    /// The timeout rows in a task: every [`Imp::TASK`], and the future
-    /// polled alone, with no timeout around it (the harness's own cost).
-    pub const TASK_TIMEOUT: [Imp; 5] = [
+    /// `Sleep` as a held wheel, so [`Imp::TASK`] but for them, and tokio's
+    /// alternative timer where it is built.
+    pub const TASK_RESET: &[Imp] = &[
+        Imp::Hashwheel,
+        Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
+        Imp::Pingora,
+    ];
+    /// The timeout rows in a task: every [`Imp::TASK`], tokio's alternative
+    /// timer where it is built, and the future polled alone, with no timeout
+    /// around it (the harness's own cost).
+    pub const TASK_TIMEOUT: &[Imp] = &[
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
         Imp::Pingora,
         Imp::NoTimer,
     ];
@@ -119,13 +155,16 @@ impl Imp {
         Imp::NoTimer,
     ];
     /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
-    /// can cancel, the two `DelayQueue`s, and the floor under them (a
-    /// deadline and a waker per timer, held and dropped in the same order).
-    pub const TASK_HOLDERS: [Imp; 6] = [
+    /// can cancel, tokio's alternative timer where it is built, the two
+    /// `DelayQueue`s, and the floor under them (a deadline and a waker per
+    /// timer, held and dropped in the same order).
+    pub const TASK_HOLDERS: &[Imp] = &[
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::HashwheelQueue,
         Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
         Imp::TokioUtil,
         Imp::Floor,
     ];
@@ -148,12 +187,15 @@ impl Imp {
         Imp::Tokio,
         Imp::TokioUtil,
     ];
-    /// The server simulation: its no-timer baseline and every timer future.
-    pub const SERVER: [Imp; 5] = [
+    /// The server simulation: its no-timer baseline, every timer future, and
+    /// tokio's alternative timer where it is built.
+    pub const SERVER: &[Imp] = &[
         Imp::NoTimer,
         Imp::Hashwheel,
         Imp::HashwheelFree,
         Imp::Tokio,
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt,
         Imp::Pingora,
     ];
     /// The two `DelayQueue`s.
@@ -174,6 +216,8 @@ impl Imp {
             Imp::HashwheelFree => "hashwheel::sleep (default wheel)",
             Imp::HashwheelQueue => "hashwheel DelayQueue",
             Imp::Tokio => "tokio::time",
+            #[cfg(tokio_unstable)]
+            Imp::TokioAlt => "tokio::time (alt timer)",
             Imp::TokioUtil => "tokio-util DelayQueue",
             Imp::Pingora => "pingora-timeout",
             Imp::FuturesTimer => "futures-timer",
@@ -189,6 +233,8 @@ impl Imp {
             Imp::HashwheelFree => "hashwheel_free",
             Imp::HashwheelQueue => "hashwheel_queue",
             Imp::Tokio => "tokio",
+            #[cfg(tokio_unstable)]
+            Imp::TokioAlt => "tokio_alt",
             Imp::TokioUtil => "tokio_util",
             Imp::Pingora => "pingora",
             Imp::FuturesTimer => "futures_timer",
@@ -197,8 +243,32 @@ impl Imp {
         }
     }
 
+    /// The implementation whose [`Imp::id`] is `id`, with `-` read as `_`
+    /// (`tokio-alt` is `tokio_alt`).
     pub fn from_id(id: &str) -> Option<Imp> {
-        Imp::ALL.into_iter().find(|i| i.id() == id)
+        let id = id.replace('-', "_");
+        Imp::ALL.iter().copied().find(|i| i.id() == id)
+    }
+
+    /// Whether this is `tokio::time` on a runtime with tokio's alternative
+    /// timer ([`Imp::TokioAlt`]), which runs on runtimes of its own.
+    pub fn alt_timer(self) -> bool {
+        #[cfg(tokio_unstable)]
+        if self == Imp::TokioAlt {
+            return true;
+        }
+        false
+    }
+
+    /// The calls a workload makes for this implementation: tokio's for
+    /// [`Imp::TokioAlt`], whose difference is its runtime; itself for the
+    /// others.
+    pub fn api(self) -> Imp {
+        if self.alt_timer() {
+            Imp::Tokio
+        } else {
+            self
+        }
     }
 
     /// The name (`comm`) of the thread the implementation runs on its own.

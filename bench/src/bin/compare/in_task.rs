@@ -60,9 +60,9 @@ pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
                 "{head}: register + cancel a 30 s sleep, wall (combined: all ops ÷ elapsed)"
             ),
         };
-        rounds(cfg.rounds, &Imp::TASK_REGISTER, |imp| {
+        rounds(cfg.rounds, Imp::TASK_REGISTER, |imp| {
             let all = ops * workers as u64;
-            let (c, w) = tasks::register_cancel(e.task.rt(workers), imp, ops).per_op(all);
+            let (c, w) = tasks::register_cancel(e.task.rt(imp, workers), imp, ops).per_op(all);
             t.add(&cpu, NS, imp, c);
             t.add(&wall, NS, imp, w);
         });
@@ -84,9 +84,9 @@ pub fn reset_poll(cfg: &Config, e: &Envs, t: &mut Table) {
     for (workers, (step, what)) in [1, 2].into_iter().flat_map(|w| steps.map(|s| (w, s))) {
         let head = workers_head(workers);
         let cpu = format!("{head}: reset a pending sleep {what} and poll it, CPU");
-        rounds(cfg.rounds, &Imp::TASK_RESET, |imp| {
+        rounds(cfg.rounds, Imp::TASK_RESET, |imp| {
             let all = ops * workers as u64;
-            let c = tasks::reset_poll(e.task.rt(workers), imp, step, ops)
+            let c = tasks::reset_poll(e.task.rt(imp, workers), imp, step, ops)
                 .per_op(all)
                 .0;
             t.add(&cpu, NS, imp, c);
@@ -98,8 +98,8 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
     let ops = cfg.task_ops;
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
         let name = format!("task, 1 worker: timeout(30 s, f), f {what}, CPU");
-        rounds(cfg.rounds, &Imp::TASK_TIMEOUT, |imp| {
-            let cpu = tasks::timeout(e.task.rt(1), imp, pending, ops)
+        rounds(cfg.rounds, Imp::TASK_TIMEOUT, |imp| {
+            let cpu = tasks::timeout(e.task.rt(imp, 1), imp, pending, ops)
                 .per_op(ops)
                 .0;
             t.add(&name, NS, imp, cpu);
@@ -108,7 +108,7 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
             "task, 1 worker: timeout counted from the first pending poll (lazy_timeout; pingora's fast_timeout), f {what}, CPU"
         );
         rounds(cfg.rounds, &Imp::TASK_LAZY_TIMEOUT, |imp| {
-            let cpu = tasks::lazy_timeout(e.task.rt(1), imp, pending, ops)
+            let cpu = tasks::lazy_timeout(e.task.rt(imp, 1), imp, pending, ops)
                 .per_op(ops)
                 .0;
             t.add(&name, NS, imp, cpu);
@@ -132,7 +132,7 @@ pub fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
         };
         let insert = insert_row(n);
         t.reserve(&insert, NS);
-        rounds(r, &Imp::TASK_HOLDERS, |imp| {
+        rounds(r, Imp::TASK_HOLDERS, |imp| {
             for (is_random, order) in [(false, &in_order), (true, &random)] {
                 let ic = tasks::insert_cancel(&e.task, imp, deadlines.clone(), order.clone());
                 t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
@@ -198,7 +198,7 @@ pub fn server(cfg: &Config, _: &Envs, t: &mut Table) {
         let timer_cpu = server_cpu_row(conns);
         t.reserve(&timer_cpu, "ns/msg");
         let mut per_msg: HashMap<Imp, Vec<f64>> = HashMap::new();
-        rounds(cfg.server_rounds, &Imp::SERVER, |imp| {
+        rounds(cfg.server_rounds, Imp::SERVER, |imp| {
             let r = server::server(imp, &sc);
             eprintln!(
                 "  {:<34} {:>7.0} ns/msg, {:>7.0} msg/s, {} reaped of {} silent, p99 {:.2} ms",

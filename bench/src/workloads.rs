@@ -17,11 +17,10 @@ use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
 use super::queue::{self, Queue};
-use super::tasks::multi_thread;
+use super::support::{
+    child_job, lock, multi_thread, unsupported, wait_until, InsertCancel, CHILD, FAR,
+};
 use super::{poll_noop, quantile, Imp, PendingOnce, Rng};
-
-/// The deadline of a timer that is cancelled long before it fires.
-pub const FAR: Duration = Duration::from_secs(30);
 
 /// A multi-threaded runtime with two workers (a small server), its threads
 /// named `name`.
@@ -75,6 +74,8 @@ impl Env {
 
 fn register_cancel_loop(imp: Imp, wheel: &Wheel, n: u64) {
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             for _ in 0..n {
                 let mut s = wheel.sleep(FAR);
@@ -131,10 +132,6 @@ pub fn register_cancel(env: &Env, imp: Imp, threads: usize, ops: u64) -> Span {
     m.stop()
 }
 
-pub(super) fn unsupported(imp: Imp) -> ! {
-    panic!("{} cannot run this workload", imp.name())
-}
-
 // ===== timeout =====
 
 /// Polls `f` to completion: pending once first when `pending_first`.
@@ -152,6 +149,8 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
     let f = || PendingOnce::new(pending_first);
     let m = Meter::start(imp);
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             for _ in 0..ops {
                 finish(pin!(env.wheel.timeout(FAR, f())), pending_first);
@@ -187,16 +186,9 @@ pub fn timeout(env: &Env, imp: Imp, pending_first: bool, ops: u64) -> Span {
 
 // ===== many pending timers =====
 
-/// The cost of making pending timers and of cancelling them.
-#[derive(Debug, Clone, Copy)]
-pub struct InsertCancel {
-    pub insert: Span,
-    pub cancel: Span,
-}
-
 /// Makes one pending timer per deadline in `state` (`make`), keeping them
 /// all, then cancels them in the order `order` gives (`cancel`).
-pub(super) fn insert_then_cancel<S, T>(
+fn insert_then_cancel<S, T>(
     imp: Imp,
     state: &mut S,
     deadlines: &[Duration],
@@ -237,6 +229,8 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
         drop(t);
     }
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => {
             let make = |_: &mut (), d| polled(env.wheel.sleep(d));
             insert_then_cancel(imp, &mut (), deadlines, order, make, dropped)
@@ -255,7 +249,7 @@ pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize
     }
 }
 
-pub(super) fn queue_insert_cancel<Q: Queue>(
+fn queue_insert_cancel<Q: Queue>(
     imp: Imp,
     q: &mut Q,
     deadlines: &[Duration],
@@ -268,15 +262,7 @@ pub(super) fn queue_insert_cancel<Q: Queue>(
     insert_then_cancel(imp, q, deadlines, order, make, cancel)
 }
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().expect("queue lock")
-}
-
 // ===== memory =====
-
-/// The environment variable that turns a bench or example binary into a
-/// child that measures one thing and prints it.
-const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
 /// RSS bytes per pending timer: `n` timers (10–60 s away) made and kept in a
 /// `Vec`, the `Vec` included. Run in a fresh process (see
@@ -286,6 +272,8 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
     let _rt = env.rt.enter();
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => rss_growth_per(&deadlines, |d| polled(env.wheel.sleep(d))),
         Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Tokio => rss_growth_per(&deadlines, |d| polled(Box::pin(tokio::time::sleep(d)))),
@@ -306,24 +294,6 @@ fn rss_per_timer(imp: Imp, n: usize) -> f64 {
 /// (this same binary, re-run with [`CHILD`] set).
 pub fn bytes_per_timer(imp: Imp, n: usize) -> Option<f64> {
     child_job(&format!("memory {} {n}", imp.id()))
-}
-
-/// Runs `job` in a child process (this same binary, re-run with [`CHILD`]
-/// set) and parses the number it prints last.
-pub(super) fn child_job(job: &str) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = std::process::Command::new(exe)
-        .env(CHILD, job)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .ok()?;
-    String::from_utf8(out.stdout)
-        .ok()?
-        .lines()
-        .last()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Call first in `main`: when this process is a measuring child, measures,
@@ -352,6 +322,8 @@ pub fn child_main() {
 /// `size_of` of what a user holds for one pending timer.
 pub fn size_of_timer(imp: Imp) -> usize {
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => size_of::<tokio::time::Sleep>(),
         Imp::Hashwheel | Imp::HashwheelFree => size_of::<hashwheel::Sleep>(),
         Imp::Tokio => size_of::<tokio::time::Sleep>(),
         Imp::TokioUtil => size_of::<tokio_util::time::delay_queue::Key>(),
@@ -375,6 +347,8 @@ pub fn reset(env: &Env, imp: Imp, poll_each: bool, ops: u64) -> Span {
     let base = Instant::now() + FAR;
     let at = |i: u64| base + Duration::from_millis(i);
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::HashwheelFree | Imp::NoTimer | Imp::Floor => unsupported(imp),
         Imp::Hashwheel => {
             let mut s = polled(env.wheel.sleep_until(at(0)));
@@ -456,6 +430,8 @@ type BoxSleep = Pin<Box<dyn Future<Output = ()> + Send>>;
 fn sleep_until(imp: Imp, wheel: &Wheel, deadline: StdInstant) -> BoxSleep {
     let left = || deadline.saturating_duration_since(StdInstant::now());
     match imp {
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => unsupported(imp),
         Imp::Hashwheel => Box::pin(wheel.sleep_until(Instant::from_std(deadline))),
         Imp::Tokio => Box::pin(tokio::time::sleep_until(Instant::from_std(deadline))),
         Imp::Pingora => Box::pin(fast_sleep(left())),
@@ -477,17 +453,6 @@ async fn counted(mut f: BoxSleep, registered: &AtomicUsize) {
         r
     })
     .await
-}
-
-/// Waits, polling every millisecond, until `done()` or `limit` passes.
-pub(super) fn wait_until(limit: StdInstant, done: impl Fn() -> bool) -> bool {
-    while !done() {
-        if StdInstant::now() >= limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    true
 }
 
 #[derive(Debug, Default)]

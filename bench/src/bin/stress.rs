@@ -1,7 +1,7 @@
 //! A long stress run of the wheel on the real clock.
 //!
 //! ```text
-//! cargo run --release --example stress -- --secs 60
+//! cargo run --release -p hashwheel-bench --bin stress -- --secs 60
 //! ```
 //!
 //! Repeats the workload of `tests/stress.rs` (many tasks doing a random mix
@@ -13,9 +13,15 @@
 //! workload's global allocator). Prints each round's numbers, resident
 //! memory included; that one is glibc's to decide and is not checked.
 
-mod workload;
-
+use std::alloc::System;
 use std::time::{Duration, Instant};
+
+use hashwheel_bench::stress::{self as workload, Heap};
+
+/// Every allocation of the process goes through this counter (see
+/// [`workload::Config::heap`]).
+#[global_allocator]
+static HEAP: Heap = Heap::new(System, usize::MAX);
 
 fn main() {
     let mut secs = 30u64;
@@ -39,6 +45,7 @@ fn main() {
         tasks: 2_000,
         ops_per_task: 1_000,
         burst: 1_000_000,
+        heap: || HEAP.allocated() as u64,
     };
     let start = Instant::now();
     let mut total = 0;

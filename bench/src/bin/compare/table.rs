@@ -52,7 +52,8 @@ impl Table {
     pub fn print(&self) {
         // Only the implementations that have a value somewhere.
         let imps: Vec<Imp> = Imp::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|i| self.rows.iter().any(|r| r.values.contains_key(i)))
             .collect();
         print!("| workload | unit |");

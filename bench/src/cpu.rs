@@ -129,8 +129,18 @@ impl Meter {
     }
 
     pub fn stop(self) -> Span {
+        self.stop_after(|| ())
+    }
+
+    /// [`Meter::stop`] once `settle` has returned: the wall time stops
+    /// before it, the CPU after it, less what the calling thread spent in it
+    /// (watching is nobody's cost). For work that an implementation leaves
+    /// to a runtime's workers, which `settle` waits out.
+    pub fn stop_after(self, settle: impl FnOnce()) -> Span {
         let wall = self.wall.elapsed();
-        let watching = settle_helpers();
+        let start = thread_cpu_ns();
+        settle();
+        let watching = thread_cpu_ns() - start + settle_helpers();
         let cpu = (process_cpu_ns() - self.cpu).saturating_sub(watching);
         let foreign = foreign_cpu_ns(self.imp).saturating_sub(self.foreign);
         Span {

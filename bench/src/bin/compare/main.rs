@@ -9,14 +9,14 @@
 //! `rt.enter()`, which takes other paths; they are kept, as secondary.
 //!
 //! ```text
-//! cargo run --release --example compare             # full run (~20 min, 14 of them the server rows)
-//! cargo run --release --example compare -- --quick  # smaller (~70 s)
-//! cargo run --release --example compare -- --only task_register,server  # some sections
-//! cargo run --release --example compare -- --imps hashwheel,tokio    # some implementations
-//! cargo run --release --example compare -- --only register --register-ops 1000000  # timers per round
-//! cargo run --release --example compare -- --only server --server-secs 20 --server-conns 200000
-//! cargo run --release --example compare -- --charts docs/charts    # where the SVGs go
-//! cargo run --release --example compare -- --only io_read,io_idle  # hashwheel::io beside tokio-io-timeout
+//! cargo run --release -p hashwheel-bench --bin compare             # full run (~20 min, 14 of them the server rows)
+//! cargo run --release -p hashwheel-bench --bin compare -- --quick  # smaller (~70 s)
+//! cargo run --release -p hashwheel-bench --bin compare -- --only task_register,server  # some sections
+//! cargo run --release -p hashwheel-bench --bin compare -- --imps hashwheel,tokio    # some implementations
+//! cargo run --release -p hashwheel-bench --bin compare -- --only register --register-ops 1000000  # timers per round
+//! cargo run --release -p hashwheel-bench --bin compare -- --only server --server-secs 20 --server-conns 200000
+//! cargo run --release -p hashwheel-bench --bin compare -- --charts docs/charts    # where the SVGs go
+//! cargo run --release -p hashwheel-bench --bin compare -- --only io_read,io_idle  # hashwheel::io beside tokio-io-timeout
 //! ```
 //!
 //! Options (`--help` lists them, with the sections and implementation ids;
@@ -25,10 +25,20 @@
 //! `--server-rate N` (messages/s), `--server-rounds N`, `--charts DIR`
 //! (default `target/charts`), `--no-charts`.
 //!
+//! The `tokio::time (alt timer)` column (id `tokio_alt` or `tokio-alt`) runs
+//! tokio's alternative timer (`Builder::enable_alt_timer`, a timer wheel
+//! per worker) in the in-task rows (register + cancel, reset, timeout,
+//! insert + cancel) and the server rows. It needs `--cfg tokio_unstable`,
+//! as its users build; a target dir of its own keeps the normal build:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg tokio_unstable" CARGO_TARGET_DIR=target/unstable \
+//!   cargo run --release -p hashwheel-bench --bin compare -- --only task_register --imps hashwheel,tokio,tokio-alt
+//! ```
+//!
+//! Built without it, compare says so at its start and under its table.
+//!
 //! See BENCHMARKS.md for what each row stands for.
-
-#[path = "../../benches/harness/mod.rs"]
-mod harness;
 
 mod charts;
 mod in_task;
@@ -36,9 +46,11 @@ mod table;
 
 use std::time::{Duration, Instant};
 
-use harness::tasks::TaskEnv;
+use hashwheel_bench as harness;
+
+use harness::task_rt::TaskEnv;
 use harness::workloads::{self as w, Env};
-use harness::{pending_inputs, Imp};
+use harness::{pending_inputs, Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
 use table::{count, rounds, Table};
 
 /// How much of each workload to run.
@@ -349,7 +361,7 @@ fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
     });
 }
 
-/// `hashwheel::io` beside tokio-io-timeout (`benches/harness/io.rs`).
+/// `hashwheel::io` beside tokio-io-timeout (`bench/src/io.rs`).
 fn io_read(cfg: &Config, e: &Envs, t: &mut Table) {
     let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
     for v in harness::io::read_costs(&e.task, cfg.task_ops, cfg.rounds, skip) {
@@ -408,13 +420,33 @@ const VALUE_FLAGS: [&str; 8] = [
 ];
 const SWITCHES: [&str; 2] = ["--quick", "--no-charts"];
 
+/// The implementation ids, for messages.
+fn ids() -> String {
+    let ids: Vec<&str> = Imp::ALL.iter().map(|i| i.id()).collect();
+    ids.join(", ")
+}
+
+/// What this build says of the tokio-alt column.
+fn alt_timer_note() -> String {
+    if ALT_TIMER_BUILT {
+        "built with --cfg tokio_unstable: the tokio::time (alt timer) column runs tokio's \
+         alternative timer (Builder::enable_alt_timer) on runtimes of its own"
+            .to_string()
+    } else {
+        format!(
+            "NOT in this build (it needs --cfg tokio_unstable); build it with:\n  {ALT_TIMER_HOW}"
+        )
+    }
+}
+
 fn usage() -> String {
     format!(
         "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
          [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
-         [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}",
+         [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}\ntokio-alt: {}",
         SECTIONS.map(|s| s.0).join(", "),
-        Imp::ALL.map(|i| i.id()).join(", ")
+        ids(),
+        alt_timer_note()
     )
 }
 
@@ -452,15 +484,18 @@ fn main() {
     let only = list("--only");
     if let Some(keep) = list("--imps") {
         for k in &keep {
+            if !ALT_TIMER_BUILT && k.replace('-', "_") == "tokio_alt" {
+                eprintln!("compare: --imps {k}: tokio-alt is {}", alt_timer_note());
+                std::process::exit(2);
+            }
             assert!(
                 Imp::from_id(k).is_some(),
                 "--imps {k}: no such implementation; implementations: {}",
-                Imp::ALL.map(|i| i.id()).join(", ")
+                ids()
             );
         }
-        let skip = Imp::ALL
-            .into_iter()
-            .filter(|i| !keep.iter().any(|k| k == i.id()));
+        let keep: Vec<Imp> = keep.iter().filter_map(|k| Imp::from_id(k)).collect();
+        let skip = Imp::ALL.iter().copied().filter(|i| !keep.contains(i));
         table::SKIP.set(skip.collect()).expect("set once");
     }
     if let Some(o) = &only {
@@ -501,6 +536,7 @@ fn main() {
         Some(d) => Some(std::path::PathBuf::from(&d[0])),
         None => Some(std::path::PathBuf::from("target/charts")),
     };
+    eprintln!("tokio-alt: {}", alt_timer_note());
     let started = Instant::now();
     let envs = Envs {
         plain: Env::new(),
@@ -536,6 +572,7 @@ fn main() {
         "- server rows: {} messages/s for {:?} per run",
         cfg.server_rate, cfg.server_run
     );
+    println!("- tokio-alt: {}", alt_timer_note());
     println!();
     println!("Each cell: median (min) over the rounds; ×r = that peer's median ÷ hashwheel's (above 1: hashwheel is lower); tokio-util's DelayQueue is compared with hashwheel's DelayQueue.");
     println!();

@@ -4,7 +4,7 @@
 //! worker threads at once.
 //!
 //! ```text
-//! cargo run --release --example lookup_cost [FILTER]
+//! cargo run --release -p hashwheel-bench --bin lookup_cost [FILTER]
 //! ```
 //!
 //! With a FILTER, only the workloads whose names contain it run; `ROUNDS=n`

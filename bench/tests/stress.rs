@@ -1,6 +1,6 @@
 //! A bounded stress run on a multi-thread runtime and the real clock: the
-//! workload of `examples/stress` (run it longer with
-//! `cargo run --release --example stress -- --secs N`).
+//! workload of the `stress` binary (run it longer with
+//! `cargo run --release -p hashwheel-bench --bin stress -- --secs N`).
 //!
 //! Its only timing check is exact: nothing fires before its deadline. The
 //! rest: every future completes (a watchdog turns a lost wake-up into a
@@ -16,10 +16,15 @@
 //! slab that glibc had served from a free arena top and kept after its
 //! free.
 
-#[path = "../examples/stress/workload.rs"]
-mod workload;
-
+use std::alloc::System;
 use std::time::Duration;
+
+use hashwheel_bench::stress::{self as workload, Heap};
+
+/// Every allocation of the process goes through this counter (see
+/// [`workload::Config::heap`]).
+#[global_allocator]
+static HEAP: Heap = Heap::new(System, usize::MAX);
 
 #[test]
 fn stress_mixed_operations_then_a_million_timer_burst() {
@@ -32,6 +37,7 @@ fn stress_mixed_operations_then_a_million_timer_burst() {
         tasks: 1_000,
         ops_per_task: 1_000,
         burst: 1_000_000,
+        heap: || HEAP.allocated() as u64,
     };
     let r = workload::run(&rt, cfg, Duration::from_secs(300));
     println!(

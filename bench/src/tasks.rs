@@ -15,7 +15,7 @@
 use std::future::{poll_fn, Future};
 use std::hint::black_box;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread::ThreadId;
@@ -23,255 +23,15 @@ use std::time::{Duration, Instant as StdInstant};
 
 use hashwheel::Wheel;
 use pingora_timeout::fast_timeout::{fast_sleep, fast_timeout};
-use tokio::runtime::{Handle, Runtime};
 use tokio_util::time::DelayQueue;
 
 use super::cpu::{rss_growth_per, Meter, Span};
-use super::workloads::{
-    insert_then_cancel, lock, queue_insert_cancel, unsupported, wait_until, InsertCancel, FAR,
+use super::queue::Queue;
+use super::support::{child_job, lock, multi_thread, unsupported, InsertCancel, FAR};
+use super::task_rt::{
+    assert_in_task, polled, run_in_task, timed_tasks, two_polls, Gate, Rt, TaskEnv, RT1,
 };
 use super::{Imp, PendingOnce, Rng};
-
-/// Thread names of the runtimes, so that a body can check where it runs.
-pub const RT1: &str = "task-rt1";
-pub const RT2: &str = "task-rt2";
-
-/// How long tasks may take to start (all of them at once, one per worker)
-/// before the run is declared broken.
-const START_LIMIT: Duration = Duration::from_secs(30);
-
-/// A multi-thread runtime with `workers` workers, its threads named `name`.
-pub fn multi_thread(workers: usize, name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
-/// What the in-task rows share across rounds, as a long-running server
-/// would: a 1-worker and a 2-worker runtime, a wheel on each, and a
-/// `DelayQueue` of each kind on the 1-worker runtime.
-#[derive(Debug)]
-pub struct TaskEnv {
-    rt1: Runtime,
-    rt2: Runtime,
-    wheel1: Wheel,
-    wheel2: Wheel,
-    dq: Arc<Mutex<DelayQueue<u32>>>,
-    hq: Arc<Mutex<hashwheel::DelayQueue<u32>>>,
-}
-
-/// One runtime of a [`TaskEnv`], its wheel and its thread name.
-#[derive(Debug, Clone, Copy)]
-pub struct Rt<'a> {
-    pub rt: &'a Runtime,
-    pub wheel: &'a Wheel,
-    pub name: &'static str,
-    pub workers: usize,
-}
-
-impl Default for TaskEnv {
-    fn default() -> Self {
-        TaskEnv::new()
-    }
-}
-
-impl TaskEnv {
-    pub fn new() -> TaskEnv {
-        let rt1 = multi_thread(1, RT1);
-        let rt2 = multi_thread(2, RT2);
-        let (wheel1, dq) = {
-            let _g = rt1.enter();
-            (Wheel::new(), DelayQueue::new())
-        };
-        let wheel2 = {
-            let _g = rt2.enter();
-            Wheel::new()
-        };
-        let hq = Arc::new(Mutex::new(wheel1.delay_queue()));
-        let env = TaskEnv {
-            rt1,
-            rt2,
-            wheel1,
-            wheel2,
-            dq: Arc::new(Mutex::new(dq)),
-            hq,
-        };
-        // Each runtime's default wheel (the free functions') is made on its
-        // first use: make it now, not in the first measured round.
-        for workers in [1, 2] {
-            run_in_task(env.rt(workers), |cx| {
-                drop(polled(hashwheel::sleep(FAR), cx));
-            });
-            let r = env.rt(workers);
-            r.rt.spawn(background(r.wheel.clone()));
-        }
-        env
-    }
-
-    /// The runtime with `workers` workers (1 or 2).
-    pub fn rt(&self, workers: usize) -> Rt<'_> {
-        let (rt, wheel, name) = match workers {
-            1 => (&self.rt1, &self.wheel1, RT1),
-            2 => (&self.rt2, &self.wheel2, RT2),
-            _ => panic!("a TaskEnv has runtimes of 1 and 2 workers, not {workers}"),
-        };
-        assert_eq!(rt.metrics().num_workers(), workers);
-        Rt {
-            rt,
-            wheel,
-            name,
-            workers,
-        }
-    }
-}
-
-/// How far away the background timers are: sooner than every deadline
-/// the in-task rows register (30 s, 10–60 s).
-const BACKGROUND: Duration = Duration::from_secs(5);
-
-/// What a server's runtime always has: an earlier timer pending, for every
-/// implementation, re-armed as it fires (every 5 s). Without one, tokio's
-/// time driver, which last parked with nothing pending, is woken by every
-/// registration (it unparks when a new timer is earlier than what it last
-/// saw as the next expiry, and no expiry counts as infinitely far): one
-/// `write(2)` to its eventfd per timer, a state a server that holds timers
-/// is not in. The other implementations get the same background, so that
-/// none of them is measured with an empty timer.
-async fn background(wheel: Wheel) {
-    loop {
-        tokio::join!(
-            tokio::time::sleep(BACKGROUND),
-            wheel.sleep(BACKGROUND),
-            hashwheel::sleep(BACKGROUND),
-            fast_sleep(BACKGROUND),
-        );
-    }
-}
-
-/// Panics unless the caller is a task of the runtime `id`, on one of its
-/// threads (named `name`); returns the thread's id. Nothing here uses
-/// `spawn_blocking`, so a thread of the runtime running a task is a worker.
-pub fn assert_in_task(name: &str, id: tokio::runtime::Id) -> ThreadId {
-    assert!(tokio::task::try_id().is_some(), "not inside a tokio task");
-    let rt = Handle::try_current().expect("not inside a tokio runtime");
-    assert_eq!(rt.id(), id, "inside a task of another runtime");
-    let t = std::thread::current();
-    assert_eq!(t.name(), Some(name), "not on a worker of {name}");
-    t.id()
-}
-
-/// Runs `body` once, in one poll of a task on `rt`, with the task's
-/// context; returns what it returns.
-pub fn run_in_task<T, F>(rt: Rt<'_>, body: F) -> T
-where
-    T: Send + 'static,
-    F: FnOnce(&mut Context<'_>) -> T + Send + 'static,
-{
-    let (name, id) = (rt.name, rt.rt.handle().id());
-    let task = rt.rt.spawn(tokio::task::unconstrained(async move {
-        assert_in_task(name, id);
-        let mut body = Some(body);
-        poll_fn(|cx| Poll::Ready(body.take().expect("polled once")(cx))).await
-    }));
-    rt.rt.block_on(task).expect("benchmark task")
-}
-
-/// Tasks that start together: each says where it runs, then spins (never
-/// yielding, so it stays on its worker) until every one has arrived.
-#[derive(Debug, Default)]
-struct Gate {
-    ready: AtomicUsize,
-    go: AtomicBool,
-    threads: Mutex<Vec<ThreadId>>,
-}
-
-impl Gate {
-    fn arrive(&self, thread: ThreadId) {
-        lock(&self.threads).push(thread);
-        self.ready.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Waits on this worker until `done`. It yields the thread rather than
-    /// spin in place: the kernel adds a running thread's CPU time to the
-    /// process total only at a context switch or a scheduler tick (4 ms
-    /// here), so a worker that spun until the start had up to a tick of
-    /// its waiting left uncounted when the meter read the process CPU, and
-    /// counted into the measured span later. That was up to 10 ns per
-    /// operation in a round of 200k (the no-timer column read 5–9 ns for a
-    /// loop that costs 0.1). Each yield enters the scheduler, which brings
-    /// the thread's time up to date.
-    fn spin_until(&self, what: &str, done: impl Fn() -> bool) {
-        let limit = StdInstant::now() + START_LIMIT;
-        while !done() {
-            assert!(StdInstant::now() < limit, "gave up waiting for {what}");
-            std::thread::yield_now();
-        }
-    }
-
-    /// The distinct threads the tasks arrived on.
-    fn distinct_threads(&self) -> usize {
-        let mut t = lock(&self.threads).clone();
-        t.sort_by_key(|id| format!("{id:?}"));
-        t.dedup();
-        t.len()
-    }
-}
-
-/// One task per worker of `rt`, each running `body` once in one poll with
-/// its own context; they start together, once every one is spinning on a
-/// worker of its own (asserted). The span (the whole process's CPU, wall
-/// time) runs from the start until the last has finished.
-pub fn timed_tasks<F>(rt: Rt<'_>, imp: Imp, body: F) -> Span
-where
-    F: Fn(&mut Context<'_>) + Send + Sync + 'static,
-{
-    let tasks = rt.workers;
-    let gate = Arc::new(Gate::default());
-    let body = Arc::new(body);
-    let (name, id) = (rt.name, rt.rt.handle().id());
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
-            let (gate, body) = (gate.clone(), body.clone());
-            rt.rt.spawn(tokio::task::unconstrained(async move {
-                let me = assert_in_task(name, id);
-                gate.arrive(me);
-                gate.spin_until("the start", || gate.go.load(Ordering::Acquire));
-                poll_fn(|cx| {
-                    assert_eq!(std::thread::current().id(), me);
-                    body(cx);
-                    Poll::Ready(())
-                })
-                .await
-            }))
-        })
-        .collect();
-    let started = wait_until(StdInstant::now() + START_LIMIT, || {
-        gate.ready.load(Ordering::Acquire) == tasks
-    });
-    assert!(started, "{tasks} tasks did not all start on {name}");
-    assert_eq!(
-        gate.distinct_threads(),
-        tasks,
-        "the tasks did not each get a worker of their own"
-    );
-    let m = Meter::start(imp);
-    gate.go.store(true, Ordering::Release);
-    rt.rt.block_on(async {
-        for h in handles {
-            h.await.expect("benchmark task");
-        }
-    });
-    m.stop()
-}
-
-/// Polls `f` once with `cx`: it must be pending (registered).
-fn polled<F: Future + Unpin>(mut f: F, cx: &mut Context<'_>) -> F {
-    assert!(Pin::new(&mut f).poll(cx).is_pending());
-    f
-}
 
 /// [`Imp::Floor`]'s stand-in for a timer: its deadline, `d` from now (one
 /// clock read, as a `tokio::time::sleep` makes it), and a clone of the
@@ -294,7 +54,7 @@ fn floor_timer(d: Duration, cx: &Context<'_>) -> FloorTimer {
 /// once with the task's context, drop it.
 pub fn register_cancel(rt: Rt<'_>, imp: Imp, ops: u64) -> Span {
     let wheel = rt.wheel.clone();
-    timed_tasks(rt, imp, move |cx| match imp {
+    timed_tasks(rt, imp, move |cx| match imp.api() {
         Imp::Hashwheel => {
             for _ in 0..ops {
                 drop(polled(wheel.sleep(FAR), cx));
@@ -339,7 +99,7 @@ pub fn reset_poll(rt: Rt<'_>, imp: Imp, step: Duration, ops: u64) -> Span {
     timed_tasks(rt, imp, move |cx| {
         let base = tokio::time::Instant::now() + FAR;
         let at = |i: u64| base + step * i as u32;
-        match imp {
+        match imp.api() {
             Imp::Hashwheel => {
                 let mut s = polled(wheel.sleep_until(at(0)), cx);
                 for i in 1..=ops {
@@ -399,7 +159,7 @@ fn timeouts(rt: Rt<'_>, imp: Imp, pending_first: bool, lazy: bool, ops: u64) -> 
     assert_eq!(rt.workers, 1, "the timeout rows run one task");
     let wheel = rt.wheel.clone();
     let f = move || PendingOnce::new(pending_first);
-    timed_tasks(rt, imp, move |cx| match (imp, lazy) {
+    timed_tasks(rt, imp, move |cx| match (imp.api(), lazy) {
         (Imp::Hashwheel, false) => {
             for _ in 0..ops {
                 finish(pin!(wheel.timeout(FAR, f())), pending_first, cx);
@@ -441,51 +201,104 @@ fn timeouts(rt: Rt<'_>, imp: Imp, pending_first: bool, lazy: bool, ops: u64) -> 
 
 // ===== many pending timers =====
 
-/// In one task on the 1-worker runtime: one pending timer per deadline
-/// (polled once with the task's context and kept), then every one cancelled
-/// in the order `order` gives (`0..n` for insertion order). A tokio `Sleep`
-/// is boxed, as it would live in its task's (boxed) future.
+/// In one task on the 1-worker runtime: one pending timer per deadline,
+/// polled once with the task's context and kept (the insert span); then,
+/// in a later poll, every one cancelled in the order `order` gives (`0..n`
+/// for insertion order; the cancel span). Each span lasts until the worker
+/// is idle again ([`two_polls`]): tokio's alternative timer files what a
+/// poll registered when its worker parks, so timers registered and
+/// cancelled in one poll would never reach its wheel, as a server's
+/// timers, held across polls, do. A tokio `Sleep` is boxed, as it would
+/// live in its task's (boxed) future.
 pub fn insert_cancel(
     env: &TaskEnv,
     imp: Imp,
     deadlines: Arc<[Duration]>,
     order: Arc<[usize]>,
 ) -> InsertCancel {
-    let rt = env.rt(1);
+    let rt = env.rt(imp, 1);
     let wheel = rt.wheel.clone();
-    let (dq, hq) = (env.dq.clone(), env.hq.clone());
-    run_in_task(rt, move |cx| {
-        let (d, o) = (&deadlines[..], &order[..]);
-        fn dropped<T>(_: &mut (), t: T) {
-            drop(t);
+    let none = Arc::new(Mutex::new(()));
+    let (d, o) = (deadlines, order);
+    fn dropped<T>(_: &mut (), t: T) {
+        drop(t);
+    }
+    fn queued<Q: Queue>(q: &mut Q, d: Duration, _: &mut Context<'_>) -> Q::Key {
+        q.insert(0, d)
+    }
+    fn removed<Q: Queue>(q: &mut Q, k: Q::Key) {
+        black_box(q.remove(&k));
+    }
+    match imp.api() {
+        Imp::Hashwheel => {
+            let make = move |_: &mut (), d, cx: &mut Context<'_>| polled(wheel.sleep(d), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
         }
-        match imp {
-            Imp::Hashwheel => {
-                let make = |_: &mut (), d| polled(wheel.sleep(d), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::HashwheelFree => {
-                let make = |_: &mut (), d| polled(hashwheel::sleep(d), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::Tokio => {
-                let make = |_: &mut (), d| polled(Box::pin(tokio::time::sleep(d)), cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            Imp::TokioUtil => queue_insert_cancel(imp, &mut *lock(&dq), d, o),
-            Imp::HashwheelQueue => queue_insert_cancel(imp, &mut *lock(&hq), d, o),
-            Imp::Floor => {
-                let make = |_: &mut (), d| floor_timer(d, cx);
-                insert_then_cancel(imp, &mut (), d, o, make, dropped)
-            }
-            _ => unsupported(imp),
+        Imp::HashwheelFree => {
+            let make = |_: &mut (), d, cx: &mut Context<'_>| polled(hashwheel::sleep(d), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
         }
-    })
+        Imp::Tokio => {
+            let make =
+                |_: &mut (), d, cx: &mut Context<'_>| polled(Box::pin(tokio::time::sleep(d)), cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
+        }
+        Imp::TokioUtil => held_in_task(rt, imp, d, o, env.dq.clone(), queued, removed),
+        Imp::HashwheelQueue => held_in_task(rt, imp, d, o, env.hq.clone(), queued, removed),
+        Imp::Floor => {
+            let make = |_: &mut (), d, cx: &mut Context<'_>| floor_timer(d, cx);
+            held_in_task(rt, imp, d, o, none, make, dropped)
+        }
+        _ => unsupported(imp),
+    }
+}
+
+/// [`insert_cancel`] for one kind of timer: `make` makes one in `state`
+/// (locked once per poll), `cancel` cancels it. The harness's own array is
+/// filled (its pages faulted in) before the clock starts.
+fn held_in_task<S, T, M, C>(
+    rt: Rt<'_>,
+    imp: Imp,
+    deadlines: Arc<[Duration]>,
+    order: Arc<[usize]>,
+    state: Arc<Mutex<S>>,
+    mut make: M,
+    mut cancel: C,
+) -> InsertCancel
+where
+    S: Send + 'static,
+    T: Send + 'static,
+    M: FnMut(&mut S, Duration, &mut Context<'_>) -> T + Send + 'static,
+    C: FnMut(&mut S, T) + Send + 'static,
+{
+    let n = deadlines.len();
+    let state2 = state.clone();
+    let (insert, cancel) = two_polls(
+        rt,
+        imp,
+        move || -> Vec<Option<T>> { (0..n).map(|_| None).collect() },
+        move |held, cx| {
+            let mut s = lock(&state);
+            for (slot, &d) in held.iter_mut().zip(&deadlines[..]) {
+                *slot = Some(make(&mut s, d, cx));
+            }
+        },
+        move |held, _| {
+            let mut s = lock(&state2);
+            for &i in &order[..] {
+                let t = held[i].take().expect("each timer is cancelled once");
+                cancel(&mut s, t);
+            }
+        },
+    );
+    InsertCancel { insert, cancel }
 }
 
 // ===== cross-worker cancel =====
 
-/// Timers registered by one task and kept.
+/// Timers registered by one task and kept: never read, only dropped (the
+/// drop is what is measured).
+#[allow(dead_code)]
 enum Held {
     Wheel(Vec<hashwheel::Sleep>),
     Tokio(Vec<Pin<Box<tokio::time::Sleep>>>),
@@ -506,7 +319,7 @@ pub fn cancel_from(env: &TaskEnv, imp: Imp, n: usize, cross: bool) -> Span {
         a_done: AtomicBool,
         b_done: AtomicBool,
     }
-    let rt = env.rt(2);
+    let rt = env.rt(imp, 2);
     let hand = Arc::new(Hand::default());
     let (name, id) = (rt.name, rt.rt.handle().id());
     let wheel = rt.wheel.clone();
@@ -601,6 +414,7 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
         wheel: &wheel,
         name: RT1,
         workers: 1,
+        alt_timer: false,
     };
     let w = wheel.clone();
     let deadlines = Rng::new(7).durations(n, Duration::from_secs(10), Duration::from_secs(60));
@@ -663,5 +477,5 @@ pub fn bytes_per_timer(imp: Imp, n: usize, moved: bool) -> Option<f64> {
     } else {
         "task_memory"
     };
-    super::workloads::child_job(&format!("{job} {} {n}", imp.id()))
+    child_job(&format!("{job} {} {n}", imp.id()))
 }

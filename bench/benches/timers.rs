@@ -1,6 +1,6 @@
 //! Criterion benchmarks: one group per workload, each with hashwheel and
-//! every peer that can run it. The workloads live in `harness/`, shared
-//! with `examples/compare/`.
+//! every peer that can run it. The workloads live in this package's
+//! library, shared with `compare` (`src/bin/compare/`).
 //!
 //! The `task_*` groups run where a server's timers live: inside tasks on a
 //! multi-thread runtime's workers (1 worker, or 2 with a task on each),
@@ -25,18 +25,19 @@
 //! Memory per pending timer is not a time; it is printed before the groups
 //! (skip with a filter that does not match `memory`).
 //!
-//! `cargo bench --bench timers -- register` runs the groups whose name
+//! `cargo bench -p hashwheel-bench --bench timers -- register` runs the groups whose name
 //! contains `register`.
-
-mod harness;
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::sync::Arc;
 
+use hashwheel_bench as harness;
+
 use harness::cpu::Span;
-use harness::tasks::{self, TaskEnv};
+use harness::task_rt::TaskEnv;
+use harness::tasks;
 use harness::workloads::{self as w, Env};
 use harness::{pending_inputs, Imp};
 
@@ -116,30 +117,30 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_1worker_cpu",
-        &Imp::TASK_REGISTER,
-        |imp, n| cpu(tasks::register_cancel(env.rt(1), imp, n)),
+        Imp::TASK_REGISTER,
+        |imp, n| cpu(tasks::register_cancel(env.rt(imp, 1), imp, n)),
     );
     // Each of the two tasks does half of the operations: time per
     // operation of the pair.
     per_op(
         c,
         "task_register_cancel_2workers_cpu",
-        &Imp::TASK_REGISTER,
-        |imp, n| cpu(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+        Imp::TASK_REGISTER,
+        |imp, n| cpu(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_register_cancel_2workers_wall",
-        &Imp::TASK_REGISTER,
-        |imp, n| wall(tasks::register_cancel(env.rt(2), imp, n.div_ceil(2))),
+        Imp::TASK_REGISTER,
+        |imp, n| wall(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_reset_later_and_poll_1worker_cpu",
-        &Imp::TASK_RESET,
+        Imp::TASK_RESET,
         |imp, n| {
             cpu(tasks::reset_poll(
-                env.rt(1),
+                env.rt(imp, 1),
                 imp,
                 Duration::from_millis(1),
                 n,
@@ -149,10 +150,10 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_reset_later_and_poll_2workers_cpu",
-        &Imp::TASK_RESET,
+        Imp::TASK_RESET,
         |imp, n| {
             cpu(tasks::reset_poll(
-                env.rt(2),
+                env.rt(imp, 2),
                 imp,
                 Duration::from_millis(1),
                 n.div_ceil(2),
@@ -162,23 +163,23 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_timeout_pending_once_cpu",
-        &Imp::TASK_TIMEOUT,
-        |imp, n| cpu(tasks::timeout(env.rt(1), imp, true, n)),
+        Imp::TASK_TIMEOUT,
+        |imp, n| cpu(tasks::timeout(env.rt(imp, 1), imp, true, n)),
     );
-    per_op(c, "task_timeout_ready_cpu", &Imp::TASK_TIMEOUT, |imp, n| {
-        cpu(tasks::timeout(env.rt(1), imp, false, n))
+    per_op(c, "task_timeout_ready_cpu", Imp::TASK_TIMEOUT, |imp, n| {
+        cpu(tasks::timeout(env.rt(imp, 1), imp, false, n))
     });
     per_op(
         c,
         "task_lazy_timeout_pending_once_cpu",
         &Imp::TASK_LAZY_TIMEOUT,
-        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, true, n)),
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, true, n)),
     );
     per_op(
         c,
         "task_lazy_timeout_ready_cpu",
         &Imp::TASK_LAZY_TIMEOUT,
-        |imp, n| cpu(tasks::lazy_timeout(env.rt(1), imp, false, n)),
+        |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, false, n)),
     );
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
         let (deadlines, random) = pending_inputs(n, n as u64);
@@ -187,7 +188,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         let in_order: Arc<[usize]> = (0..n).collect();
         let mut g = slow(c, &format!("task_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
-        for imp in Imp::TASK_HOLDERS {
+        for &imp in Imp::TASK_HOLDERS {
             let run = |order: &Arc<[usize]>| {
                 tasks::insert_cancel(env, imp, deadlines.clone(), order.clone())
             };

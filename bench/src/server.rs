@@ -32,8 +32,8 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::cpu::{Meter, Span};
-use super::tasks::{assert_in_task, multi_thread};
-use super::workloads::{lock, unsupported, wait_until};
+use super::support::{lock, runtime_for, unsupported, wait_until};
+use super::task_rt::assert_in_task;
 use super::{quantile, Imp, Rng};
 
 /// The thread name of the server's runtime.
@@ -399,10 +399,10 @@ async fn generate(
 }
 
 /// One server run of `imp` (one of [`Imp::SERVER`]) on a fresh 2-worker
-/// runtime.
+/// runtime (on tokio's alternative timer for [`Imp::TokioAlt`]).
 pub fn server(imp: Imp, cfg: &ServerConfig) -> ServerResult {
-    let rt = multi_thread(2, SERVER_RT);
-    let r = match imp {
+    let rt = runtime_for(imp, 2, SERVER_RT);
+    let r = match imp.api() {
         Imp::NoTimer => run(&rt, imp, NoTimers, cfg),
         Imp::Hashwheel => {
             let wheel = {

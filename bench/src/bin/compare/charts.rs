@@ -32,6 +32,8 @@ fn colour(imp: Imp) -> RGBColor {
         Imp::HashwheelFree => RGBColor(0xff, 0x7f, 0x0e),
         Imp::HashwheelQueue => RGBColor(0x94, 0x67, 0xbd),
         Imp::Tokio => RGBColor(0x1f, 0x77, 0xb4),
+        #[cfg(tokio_unstable)]
+        Imp::TokioAlt => RGBColor(0x8c, 0x56, 0x4b),
         Imp::TokioUtil => RGBColor(0x17, 0xbe, 0xcf),
         Imp::Pingora => RGBColor(0x2c, 0xa0, 0x2c),
         Imp::FuturesTimer => RGBColor(0x7f, 0x7f, 0x7f),
@@ -60,7 +62,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
     };
     let curves = |row: &dyn Fn(usize) -> String| -> Vec<Curve> {
         Imp::TASK_HOLDERS
-            .into_iter()
+            .iter()
+            .copied()
             .map(|imp| (imp, curve(row, imp)))
             .filter(|(_, c)| !c.is_empty())
             .collect()
@@ -92,7 +95,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
         .iter()
         .map(|&c| {
             let bars = Imp::SERVER
-                .into_iter()
+                .iter()
+                .copied()
                 .filter_map(|imp| Some((imp, t.median(&server_cpu_row(c), imp)?)))
                 .collect::<Vec<_>>();
             (format!("{} connections", count(c)), bars)

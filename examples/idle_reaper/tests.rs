@@ -1,16 +1,14 @@
 //! The idle-reaper demo's server logic, tested in each of its three
 //! patterns: on the paused clock over in-memory pipes, and over real
-//! loopback sockets.
-
-#[path = "../examples/idle_reaper/server.rs"]
-mod server;
+//! loopback sockets. `cargo test` runs them (`test = true` for this example
+//! in Cargo.toml).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::server::{self, client, Kind, Outcome, Reaper, Stats};
 use hashwheel::Wheel;
-use server::{client, Kind, Outcome, Reaper, Stats};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 

@@ -1,5 +1,5 @@
-//! The stress workload, shared by `examples/stress` (long runs on demand)
-//! and `tests/stress.rs` (bounded): many tasks on a multi-thread runtime
+//! The stress workload, shared by the `stress` binary (long runs on
+//! demand) and `tests/stress.rs` (bounded): many tasks on a multi-thread runtime
 //! doing a random mix of sleep, timeout, delay cancelled from another task,
 //! reset, drop before firing and `DelayQueue` use, then a burst of a million
 //! timers. It checks what is exact on a real clock: nothing fires early,
@@ -25,19 +25,18 @@ pub struct Config {
     pub tasks: u64,
     pub ops_per_task: u64,
     pub burst: usize,
+    /// Heap bytes allocated and not yet freed, process-wide: what the
+    /// burst's check reads, what the wheel (and everything else) gave back
+    /// to the allocator. Resident memory says what the allocator kept,
+    /// which glibc decides (see [`rss`]). The caller counts them with its
+    /// global allocator, [`Heap`]: a library cannot declare one without
+    /// imposing it on every binary that links it (the benchmarks too).
+    pub heap: fn() -> u64,
 }
 
-/// Every allocation of the process goes through this counter: the burst's
-/// check reads the heap bytes still allocated after it, what the wheel
-/// (and everything else) gave back to the allocator. Resident memory says
-/// what the allocator kept, which glibc decides (see [`rss`]).
-#[global_allocator]
-static HEAP: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
-
-/// Heap bytes allocated and not yet freed, process-wide.
-pub fn heap() -> u64 {
-    HEAP.allocated() as u64
-}
+/// The counting allocator a stress binary declares as its
+/// `#[global_allocator]`: `Heap::new(System, usize::MAX)`, no limit.
+pub type Heap = cap::Cap<std::alloc::System>;
 
 /// What happened.
 #[derive(Debug, Default)]
@@ -102,13 +101,7 @@ impl Rng {
 /// once freed it stays resident unless it is at that top, so the same run
 /// can keep 0, 16 or 31 MiB of a burst resident (a shard's slab each).
 pub fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
+    super::cpu::rss_bytes()
 }
 
 /// Polls a sleep made far enough ahead that it must be pending.
@@ -274,7 +267,7 @@ pub fn run(rt: &tokio::runtime::Runtime, cfg: Config, watchdog: Duration) -> Rep
         // A burst of timers, held at once across the workers, then dropped:
         // half of them sleeps, a quarter delays, a quarter timeouts, so that
         // each kind's removal has to give the memory back.
-        let (heap_before_burst, rss_before_burst) = (heap(), rss());
+        let (heap_before_burst, rss_before_burst) = ((cfg.heap)(), rss());
         let per = cfg.burst / 4;
         let (held_tx, mut held_rx) = mpsc::channel::<()>(4);
         let release = Arc::new(tokio::sync::Notify::new());
@@ -298,14 +291,14 @@ pub fn run(rt: &tokio::runtime::Runtime, cfg: Config, watchdog: Duration) -> Rep
             held_rx.recv().await.unwrap();
         }
         assert_eq!(wheel.metrics().num_pending(), per * 4);
-        let (heap_at_burst, rss_at_burst) = (heap(), rss());
+        let (heap_at_burst, rss_at_burst) = ((cfg.heap)(), rss());
         release.notify_waiters();
         for h in holders {
             h.await.unwrap();
         }
         let m = wheel.metrics();
         assert_eq!((m.num_pending(), m.num_entries()), (0, 0));
-        let (heap_after_burst, rss_after_burst) = (heap(), rss());
+        let (heap_after_burst, rss_after_burst) = ((cfg.heap)(), rss());
         // With the last handle gone, the driver task exits: nothing of the
         // wheel is left running.
         drop(wheel);

@@ -39,11 +39,11 @@ use std::time::{Duration, Instant as StdInstant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
-use super::cpu::{rss_bytes, Meter, Span};
-use super::median;
-use super::tasks::{multi_thread, run_in_task, timed_tasks, Rt, TaskEnv, RT1};
-use super::workloads::{child_job, unsupported, wait_until, FAR};
-use super::Imp;
+use crate::cpu::{rss_bytes, Meter, Span};
+use crate::median;
+use crate::support::{child_job, multi_thread, unsupported, wait_until, FAR};
+use crate::task_rt::{run_in_task, timed_tasks, Rt, TaskEnv, RT1};
+use crate::Imp;
 
 /// One measured value: a row of the caller's table, its unit, a column.
 #[derive(Debug, Clone)]
@@ -320,7 +320,7 @@ pub fn read_costs(env: &TaskEnv, ops: u64, n_rounds: usize, skip: &[Imp]) -> Vec
             );
             let mut values = Vec::new();
             rounds(n_rounds, &READ, skip, |imp| {
-                let span = reads(env.rt(workers), imp, Timeout::Read, pending_first, ops);
+                let span = reads(env.rt(imp, workers), imp, Timeout::Read, pending_first, ops);
                 values.push((imp, span.per_op(ops * workers as u64).0));
             });
             out.extend(with_added(&row, &added, "ns/read", values));
@@ -335,7 +335,7 @@ pub fn read_costs(env: &TaskEnv, ops: u64, n_rounds: usize, skip: &[Imp]) -> Vec
             format!("{head}: read {what}, 30 s idle timeout: added CPU per read (− bare stream)");
         let mut values = Vec::new();
         rounds(n_rounds, &IDLE, skip, |imp| {
-            let span = reads(env.rt(1), imp, Timeout::Idle, pending_first, ops);
+            let span = reads(env.rt(imp, 1), imp, Timeout::Idle, pending_first, ops);
             values.push((imp, span.per_op(ops).0));
         });
         out.extend(with_added(&row, &added, "ns/read", values));
@@ -484,6 +484,7 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
         wheel: &wheel,
         name: RT1,
         workers: 1,
+        alt_timer: false,
     };
     run_in_task(r, |cx| {
         let mut made = hashwheel::sleep(FAR);
@@ -561,7 +562,7 @@ pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) 
                 row: row.clone(),
                 unit: "ns/conn",
                 imp,
-                value: reap(env.rt(workers), imp, n),
+                value: reap(env.rt(imp, workers), imp, n),
             });
         });
     }
