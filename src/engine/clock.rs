@@ -8,7 +8,7 @@
 //!   clamped to it, so every timer fires eventually and tokio's paused clock
 //!   can auto-advance to any of them.
 //! - `origin` is an instant at which tokio's timer ticks, when one could be
-//!   found (see [`tokio_tick_boundary`]). Tick `n` of a wheel then ends on
+//!   found (see [`probe_tokio_timer`]). Tick `n` of a wheel then ends on
 //!   tokio's own tick boundary, so a deadline is rounded up once, to the same
 //!   millisecond at which tokio would fire it, and the driver's tokio sleep
 //!   for a tick boundary is not rounded again.
@@ -235,9 +235,24 @@ impl Clock {
     }
 }
 
-/// An instant at which tokio's timer ticks, found by asking it: the latest
-/// millisecond boundary its driver has processed, or `None` when the search
-/// cannot tell (tokio's clock was advanced from another thread meanwhile).
+/// What a wheel learns of its runtime's tokio timer when it is built.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TokioTimer {
+    /// An instant at which tokio's timer ticks: the latest millisecond
+    /// boundary its driver has processed, or `None` when the search cannot
+    /// tell (tokio's clock was advanced from another thread meanwhile, or
+    /// the timer files its timers later, below).
+    pub(crate) boundary: Option<Instant>,
+    /// Whether a sleep reset to a deadline its driver has processed
+    /// completes on its next poll, as with tokio's classic timer. tokio's
+    /// alternative timer (`enable_alt_timer`) makes a new timer on every
+    /// reset and files it when its worker next parks; making one panics on
+    /// a runtime that is shutting down, so the wheel's driver is not
+    /// re-armed from within such a timer's wake-ups (see `engine::driver`).
+    pub(crate) fires_at_once: bool,
+}
+
+/// Asks tokio's timer where its ticks fall, and how it takes a reset.
 ///
 /// tokio counts time in whole milliseconds from its runtime's start and
 /// rounds every deadline up to one of them; a sleep whose rounded deadline
@@ -245,12 +260,14 @@ impl Clock {
 /// true of every deadline at or before the last processed boundary and of
 /// none after it, so a binary search on "completes at once" finds that
 /// boundary to the nanosecond. It costs about forty polls of one tokio
-/// `Sleep`, once per wheel.
+/// `Sleep`, once per wheel. A timer under which no deadline completes at
+/// once, not even one from before the runtime started, files its timers
+/// later.
 ///
 /// # Panics
 ///
 /// Outside a tokio runtime, or in one built without `enable_time`.
-pub(crate) fn tokio_tick_boundary() -> Option<Instant> {
+pub(crate) fn probe_tokio_timer() -> TokioTimer {
     let mut probe = pin!(tokio::time::sleep_until(Instant::now()));
     // The searches poll one sleep many times in a row: without this,
     // tokio's cooperative budget would answer `Pending` for it.
@@ -259,31 +276,47 @@ pub(crate) fn tokio_tick_boundary() -> Option<Instant> {
     )));
     match search.poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(found) => found,
-        Poll::Pending => None,
+        Poll::Pending => TokioTimer {
+            boundary: None,
+            fires_at_once: true,
+        },
     }
 }
 
-fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> Option<Instant> {
+fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> TokioTimer {
     let mut cx = Context::from_waker(Waker::noop());
     let mut fires = |t: Instant| {
         probe.as_mut().reset(t);
         probe.as_mut().poll(&mut cx).is_ready()
     };
     let now = Instant::now();
+    let found = |boundary| TokioTimer {
+        boundary,
+        fires_at_once: true,
+    };
     // Nothing after now has been processed.
     let mut hi = now + Duration::from_nanos(1);
     if fires(hi) {
-        return None;
+        return found(None);
     }
     // Something before now has been: tokio's start at the latest.
     let mut back = Duration::from_millis(1);
     let mut lo = loop {
-        let t = now.checked_sub(back)?;
+        let Some(t) = now.checked_sub(back) else {
+            // Not even the earliest instant there is completes at once.
+            return TokioTimer {
+                boundary: None,
+                fires_at_once: false,
+            };
+        };
         if fires(t) {
             break t;
         }
         hi = t;
-        back = back.checked_mul(2)?;
+        let Some(b) = back.checked_mul(2) else {
+            return found(None);
+        };
+        back = b;
     };
     while hi - lo > Duration::from_nanos(1) {
         let mid = lo + (hi - lo) / 2;
@@ -295,10 +328,9 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> Option<
     }
     // `lo` completes and one nanosecond later does not, in two polls in a
     // row: a boundary lies between them, so `lo` is one.
-    (fires(lo) && !fires(hi)).then_some(lo)
+    found((fires(lo) && !fires(hi)).then_some(lo))
 }
 
-/// A current-thread runtime on tokio's paused clock (unit tests).
 #[cfg(test)]
 pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -434,7 +466,7 @@ mod tests {
             // Move the clock off tokio's millisecond grid and let tokio's
             // driver process: its last tick is then the 2 ms boundary.
             tokio::time::advance(Duration::from_micros(2_400)).await;
-            let b = tokio_tick_boundary().expect("a boundary");
+            let b = probe_tokio_timer().boundary.expect("a boundary");
             assert_eq!(b - start, Duration::from_millis(2));
         });
     }

@@ -110,9 +110,10 @@ fn abandoned(shards: &Shards) -> bool {
 /// The driver's future. The guard is made here, not in the async body, so
 /// that a runtime dropping the task before its first poll still shuts the
 /// wheel down.
-pub(crate) fn run(shards: Arc<Shards>) -> impl Future<Output = ()> + Send {
+pub(crate) fn run(shards: Arc<Shards>, rearm_inline: bool) -> impl Future<Output = ()> + Send {
     let alarm = std::sync::Arc::new(Alarm {
         shards: shards.clone(),
+        rearm_inline,
         task: AtomicWaker::new(),
         kicked: AtomicBool::new(false),
         arm: Mutex::new(Arm {
@@ -163,7 +164,8 @@ enum Pass {
     /// Everything due is woken and the sleep is armed for the next tick
     /// with work (or for nothing).
     Armed,
-    /// Its budget ran out with timers still due.
+    /// Its budget ran out with timers still due, or the sleep needs a
+    /// re-arm that the alarm leaves to the task.
     More,
     /// The deadline it armed for has passed already: run again.
     Again,
@@ -176,6 +178,12 @@ enum Pass {
 /// the task run (see the module docs).
 struct Alarm {
     shards: Arc<Shards>,
+    /// Whether the alarm may re-arm the tokio sleep from within its own
+    /// wake-up: not under tokio's alternative timer, which makes a new timer
+    /// for a reset and panics doing so while its runtime shuts down (it
+    /// wakes every timer then); the task re-arms instead (see
+    /// `clock::TokioTimer`).
+    rearm_inline: bool,
     task: AtomicWaker,
     /// The alarm left work for the task.
     kicked: AtomicBool,
@@ -186,7 +194,8 @@ impl Alarm {
     /// One pass of the driver: expires what is due (at most `budget`
     /// timers), then plans the next tick with work and arms the tokio
     /// sleep for it, polled with `alarm`.
-    fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker) -> Pass {
+    /// `rearm: false` leaves the re-arming to the task (`Pass::More`).
+    fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker, rearm: bool) -> Pass {
         let core = &*self.shards.core;
         core.begin_run();
         let now = core.clock.now_tick();
@@ -199,10 +208,23 @@ impl Alarm {
         let (Some(at), Some(sleep)) = (arm.at, arm.sleep.as_mut()) else {
             return Pass::Armed;
         };
-        sleep.as_mut().reset(at);
-        // A reset never panics; polling a tokio sleep whose timer has shut
-        // down does. Such a reset fires the sleep at once, as does one to a
-        // deadline that has passed: either way it is not polled here.
+        if !rearm {
+            return Pass::More;
+        }
+        // tokio's classic timer never panics on a reset; its alternative
+        // timer makes a new timer for it, and panics when the runtime is
+        // shutting down (the alarm does not re-arm under it; this guards the
+        // task). The wheel is then shutting down too: a pass that cannot
+        // re-arm has nothing left to do.
+        let reset = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sleep.as_mut().reset(at);
+        }));
+        if reset.is_err() {
+            return Pass::Dead;
+        }
+        // Polling a tokio sleep whose timer has shut down panics. Such a
+        // reset fires the sleep at once, as does one to a deadline that has
+        // passed: either way it is not polled here.
         if sleep.is_elapsed() {
             return if Instant::now() >= at {
                 Pass::Again
@@ -242,12 +264,23 @@ impl Wake for Alarm {
             return;
         };
         if let Some(at) = arm.at {
-            record_lag(core, Instant::now().saturating_duration_since(at));
+            let now = Instant::now();
+            if now < at {
+                // Not the tokio timer firing at its deadline: a spurious
+                // wake-up, or that timer's own shutdown (tokio's alternative
+                // timer wakes every timer when its worker stops, and a
+                // re-arm then would make a timer on a runtime that is
+                // shutting down). The task looks, in its own context.
+                drop(arm);
+                self.kick();
+                return;
+            }
+            record_lag(core, now - at);
         }
         core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
         for _ in 0..ALARM_RETRIES {
-            match self.pass(&mut arm, INLINE, &waker) {
+            match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
                 Pass::Armed => return,
                 Pass::More | Pass::Dead => break,
                 Pass::Again => {}
@@ -275,9 +308,9 @@ async fn drive(guard: &Guard) {
         // then look again: a registration may need an earlier tick than the
         // one that pass arms.
         let pass = match alarm.arm.try_lock() {
-            Ok(mut arm) => Some(alarm.pass(&mut arm, budget, &alarm_waker)),
+            Ok(mut arm) => Some(alarm.pass(&mut arm, budget, &alarm_waker, true)),
             Err(TryLockError::Poisoned(e)) => {
-                Some(alarm.pass(&mut e.into_inner(), budget, &alarm_waker))
+                Some(alarm.pass(&mut e.into_inner(), budget, &alarm_waker, true))
             }
             Err(TryLockError::WouldBlock) => None,
         };
@@ -339,7 +372,7 @@ mod tests {
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
             let timer = crate::engine::shards::ShardRef::new(&shards.shards[0]);
-            tokio::spawn(run(shards));
+            tokio::spawn(run(shards, true));
             let waker = futures_util::task::noop_waker();
             assert!(matches!(
                 timer.get().register(day, &waker),

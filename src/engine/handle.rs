@@ -58,23 +58,24 @@ impl WheelHandle {
         // wheel's ticks end where tokio's do: one rounding, not two. A
         // runtime that has shut down has no timer to ask (and its driver
         // refuses the wheel's task: the wheel is born shut down).
-        let origin = if is_closed(&runtime) {
-            tokio::time::Instant::now()
+        let timer = if is_closed(&runtime) {
+            clock::TokioTimer {
+                boundary: None,
+                fires_at_once: true,
+            }
         } else {
             // tokio panics when asked for a timer on a runtime built
             // without one: that is an error here, not a panic.
-            match std::panic::catch_unwind(clock::tokio_tick_boundary) {
-                Ok(found) => found.unwrap_or_else(tokio::time::Instant::now),
-                Err(_) => return Err(BuildKind::NoTimer),
-            }
+            std::panic::catch_unwind(clock::probe_tokio_timer).map_err(|_| BuildKind::NoTimer)?
         };
+        let origin = timer.boundary.unwrap_or_else(tokio::time::Instant::now);
         let mut core = Core::new(origin, config.tick, config.slots(), config.max_pending);
         core.clock.runs_on(runtime.runtime_flavor());
         let shards = Arc::new(Shards::new(Arc::new(core), shards));
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.
         let handle = WheelHandle::new(shards.clone());
-        runtime.spawn(driver::run(shards));
+        runtime.spawn(driver::run(shards, timer.fires_at_once));
         Ok(handle)
     }
 
