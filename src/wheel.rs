@@ -130,6 +130,7 @@ impl Wheel {
     }
 
     #[track_caller]
+    #[inline]
     pub(crate) fn claim_or_panic(&self, what: &str) -> ShardRef {
         match self.claim() {
             Ok(s) => s,

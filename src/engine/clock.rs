@@ -140,10 +140,12 @@ impl Clock {
 
     /// The deadline `t`: nanoseconds from the origin, clamped to
     /// [`HORIZON_NS`].
+    #[inline]
     pub(crate) fn deadline_of(&self, t: Instant) -> Deadline {
         Deadline(self.ns_of(t))
     }
 
+    #[inline]
     fn ns_of(&self, t: Instant) -> i64 {
         // One comparison and one subtraction of std's instants (tokio's
         // `>=` and `-` would compare twice).
@@ -155,6 +157,7 @@ impl Clock {
 
     /// The deadline `d` from now, as tokio computes it: a sum that overflows
     /// an `Instant` lands 30 years from now, as in `tokio::time::sleep`.
+    #[inline]
     pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
         self.deadline_from(Instant::now(), d)
     }
@@ -174,11 +177,13 @@ impl Clock {
         }
     }
 
+    #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
     }
 
     /// The instant of `deadline` (saturating).
+    #[inline]
     pub(crate) fn instant_of(&self, deadline: Deadline) -> Instant {
         let ns = deadline.0;
         let d = Duration::from_nanos(ns.unsigned_abs());
@@ -192,6 +197,7 @@ impl Clock {
 
     /// The first tick whose end is at or after `deadline`: deadlines round
     /// up, never down.
+    #[inline]
     pub(crate) fn tick_of(&self, deadline: Deadline) -> u64 {
         let ns = deadline.0;
         if ns <= 0 {
@@ -217,6 +223,7 @@ impl Clock {
     }
 
     /// The last tick that has ended by now.
+    #[inline]
     pub(crate) fn now_tick(&self) -> u64 {
         match self.now_ns() {
             n if n <= 0 => 0,

@@ -26,6 +26,7 @@ static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 
 /// A number for the current thread, handed out round-robin, so that threads
 /// spread over the shards.
+#[inline]
 pub(crate) fn thread_hint() -> usize {
     SHARD_HINT.with(|c| {
         let v = c.get();

@@ -52,6 +52,7 @@ impl WakerId {
     };
 
     /// The id of `waker`, numbering its vtable if it is new.
+    #[inline]
     pub(crate) fn of(waker: &Waker) -> WakerId {
         WakerId {
             data: waker.data() as usize,
@@ -89,6 +90,7 @@ impl Vtables {
     /// slot is free; `SLOTS` if the table is full. The search starts at a
     /// slot picked by a hash of the address, so that a registration finds
     /// its vtable at the first look however many others came before it.
+    #[inline]
     fn number(&self, addr: usize) -> u8 {
         let start =
             (addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros());

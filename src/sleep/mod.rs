@@ -86,6 +86,7 @@ impl Sleep {
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
+    #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
         Sleep {
             entry: OwnedEntry::until(shard, deadline),
@@ -95,6 +96,7 @@ impl Sleep {
     /// A sleep on the wheel of `shard` whose deadline is set later, by
     /// [`start`](Sleep::start) or [`start_at`](Sleep::start_at), before its
     /// first poll or reset (a lazy timeout's).
+    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
         Sleep {
             entry: OwnedEntry::unstarted(shard),
@@ -103,12 +105,14 @@ impl Sleep {
 
     /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
     /// `duration` from now.
+    #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
         self.entry.start(duration);
     }
 
     /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
     /// `deadline`.
+    #[inline]
     pub(crate) fn start_at(&mut self, deadline: Instant) {
         self.entry.start_at(deadline);
     }
@@ -187,6 +191,7 @@ impl Sleep {
     /// assert!(start.elapsed() >= Duration::from_millis(30));
     /// # }
     /// ```
+    #[inline]
     pub fn reset(&mut self, deadline: Instant) {
         self.entry.reset(deadline);
     }
@@ -201,6 +206,7 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.get_mut().entry.poll(cx)
     }

@@ -113,6 +113,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     }
 
     /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
+    #[inline]
     pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
         let clock = &self.core().clock;
         let tick = clock.tick_of(deadline);

@@ -63,6 +63,7 @@ impl OwnedEntry {
     }
 
     /// An entry due at `deadline` on the wheel of `shard`.
+    #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> OwnedEntry {
         let at = shard.core().clock.deadline_of(deadline);
         OwnedEntry::new(shard, at)
@@ -71,12 +72,14 @@ impl OwnedEntry {
     /// An entry on the wheel of `shard` whose deadline is set later, by
     /// [`start`](OwnedEntry::start), before its first poll or reset (for a
     /// `LazyTimeout` made on a held wheel).
+    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
         OwnedEntry::new(shard, Deadline::ORIGIN)
     }
 
     /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
     /// `duration` from now.
+    #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
         debug_assert!(self.state == State::Unchecked && !self.touched);
         self.deadline = self.shard.core().clock.deadline_after(duration);
@@ -84,12 +87,14 @@ impl OwnedEntry {
 
     /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
     /// `deadline`.
+    #[inline]
     pub(crate) fn start_at(&mut self, deadline: Instant) {
         debug_assert!(self.state == State::Unchecked && !self.touched);
         self.deadline = self.shard.core().clock.deadline_of(deadline);
     }
 
     /// An entry due at `deadline`.
+    #[inline]
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> OwnedEntry {
         OwnedEntry {
             shard,
@@ -115,12 +120,14 @@ impl OwnedEntry {
 
     /// Moves the deadline to `deadline`, whether or not the timer has
     /// completed (see the ground rules in [`super`] for what each move costs).
+    #[inline]
     pub(crate) fn reset(&mut self, deadline: Instant) {
         let at = self.shard.core().clock.deadline_of(deadline);
         self.reset_to(at);
     }
 
     /// Moves the deadline to `deadline` (see [`reset`](OwnedEntry::reset)).
+    #[inline]
     pub(crate) fn reset_to(&mut self, deadline: Deadline) {
         let old = std::mem::replace(&mut self.deadline, deadline);
         self.touched = true;
@@ -146,6 +153,7 @@ impl OwnedEntry {
 
     /// Polls the timer: registers its entry on the first poll, and keeps
     /// `cx`'s waker until it completes.
+    #[inline]
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.touched = true;
         match self.state {
@@ -186,6 +194,7 @@ impl OwnedEntry {
 }
 
 impl Drop for OwnedEntry {
+    #[inline]
     fn drop(&mut self) {
         if self.state == State::Registered {
             self.shard.cancel_owned(self.key, self.deadline);
