@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::engine::clock;
+use crate::engine::publish::{self, Telemetry};
 use crate::engine::sync::Arc;
 use crate::engine::wheel::MAX_SLOTS;
 use crate::engine::{driver, Core, Shards};
@@ -17,6 +18,9 @@ use crate::wheel::Wheel;
 /// | [`slots`](Builder::slots) | 4096 | 1 to 2^30, rounded up to a power of two |
 /// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
+/// | [`name`](Builder::name) | `"unnamed"` (`"default"` for a runtime's default wheel) | any |
+/// | `metrics_interval` (feature `metrics`) | 1 s | more than zero |
+/// | `stall_threshold` (feature `tracing`) | 100 ms | any |
 ///
 /// `slots × shards` must be at most 2^30: each bucket costs 12 bytes,
 /// allocated when the wheel is built.
@@ -43,6 +47,9 @@ pub struct Builder {
     slots: usize,
     max_pending: Option<usize>,
     shards: Option<usize>,
+    name: Option<&'static str>,
+    metrics_interval: Duration,
+    stall_threshold: Duration,
 }
 
 impl Default for Builder {
@@ -59,6 +66,9 @@ impl Builder {
             slots: 4096,
             max_pending: None,
             shards: None,
+            name: None,
+            metrics_interval: publish::METRICS_INTERVAL,
+            stall_threshold: publish::STALL_THRESHOLD,
         }
     }
 
@@ -88,6 +98,69 @@ impl Builder {
     /// chosen when it first makes a timer.
     pub fn shards(mut self, shards: usize) -> Builder {
         self.shards = Some(shards);
+        self
+    }
+
+    /// The wheel's name: the value of the `wheel` label of its metrics
+    /// (feature `metrics`) and the `wheel` field of its events (feature
+    /// `tracing`). Without a name a wheel is `"unnamed"`, and a runtime's
+    /// default wheel (see [`build_default`](Builder::build_default))
+    /// `"default"`.
+    ///
+    /// Wheels of the same name share their metrics: each series counts
+    /// them all (two runtimes' default wheels make one `"default"` series).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// let sessions = hashwheel::Wheel::builder().name("sessions").build()?;
+    /// # drop(sessions);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn name(mut self, name: &'static str) -> Builder {
+        self.name = Some(name);
+        self
+    }
+
+    /// How often the wheel hands its counts to the `metrics` recorder
+    /// (1 s by default): the pending gauge and the counters of registered,
+    /// fired, cancelled and rejected timers. A scrape sees a change within
+    /// one interval while the wheel's runtime runs, and the final values
+    /// once the wheel has shut down. The driver's lag histogram gets its
+    /// samples as the driver measures them.
+    ///
+    /// The publisher runs in the wheel's driver task. On tokio's paused
+    /// clock (`start_paused`), after an interval that changed nothing it
+    /// waits for the driver's next pass instead of the next interval, so
+    /// that auto-advance is not held at every interval.
+    ///
+    /// Must be more than zero: [`build`](Builder::build) fails otherwise.
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn metrics_interval(mut self, interval: Duration) -> Builder {
+        self.metrics_interval = interval;
+        self
+    }
+
+    /// How late the driver may run before the wheel reports a stall (100 ms
+    /// by default): a pass that runs more than this after the end of its
+    /// tick emits a `WARN` event, target `hashwheel`, with the fields
+    /// `wheel`, `lag_ms` and `pending`; at most one per second per wheel.
+    /// A late driver is the first sign of a runtime blocked by a task that
+    /// does not yield, or overloaded.
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub fn stall_threshold(mut self, threshold: Duration) -> Builder {
+        self.stall_threshold = threshold;
+        self
+    }
+
+    /// Names the wheel `name` unless it has a name already.
+    pub(crate) fn name_if_unnamed(mut self, name: &'static str) -> Builder {
+        self.name.get_or_insert(name);
         self
     }
 
@@ -126,6 +199,11 @@ impl Builder {
             self.max_pending,
         );
         core.clock.runs_on(handle.runtime_flavor());
+        core.telemetry = Telemetry::new(
+            self.name.unwrap_or(publish::UNNAMED),
+            self.metrics_interval,
+            self.stall_threshold,
+        );
         let core = Arc::new(core);
         let shards = Arc::new(Shards::new(core, shards));
         // The handle first: a driver that ran before it existed (on another
@@ -197,6 +275,9 @@ impl Builder {
         let slots = self.slots.next_power_of_two();
         if self.max_pending == Some(0) {
             return err(BuildKind::ZeroMaxPending);
+        }
+        if self.metrics_interval.is_zero() {
+            return err(BuildKind::ZeroMetricsInterval);
         }
         let shards = match self.shards {
             Some(n) if n == 0 || n > 1024 => return err(BuildKind::BadShards),

@@ -847,6 +847,9 @@ impl Wheel {
             driver_wakeups_count: stats.wakeups.load(Ordering::Relaxed),
             waker_panic_count: stats.waker_panics.load(Ordering::Relaxed),
             max_driver_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
+            registered_count: c.registered,
+            rejected_count: stats.rejected.load(Ordering::Relaxed),
+            driver_lag_buckets: stats.lag.counts(),
         }
     }
 

@@ -91,6 +91,7 @@ struct Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.shards.shutdown();
+        super::publish::stopped(&self.shards);
         let sleep = self
             .alarm
             .arm
@@ -123,7 +124,7 @@ pub(crate) fn run(shards: Arc<Shards>) -> impl Future<Output = ()> + Send {
         }),
     });
     let guard = Guard { shards, alarm };
-    async move { drive(&guard).await }
+    async move { super::publish::alongside(&guard.shards, drive(&guard)).await }
 }
 
 /// Expires every shard up to `now`, waking at most about `budget` timers.
@@ -189,6 +190,7 @@ impl Alarm {
     /// sleep for it, polled with `alarm`.
     fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker) -> Pass {
         let core = &*self.shards.core;
+        super::publish::pass(core);
         core.begin_run();
         let now = core.clock.now_tick();
         let next = match expire(&self.shards, now, &mut arm.wakers, budget) {
@@ -243,7 +245,9 @@ impl Wake for Alarm {
             return;
         };
         if let Some(at) = arm.at {
-            record_lag(core, Instant::now().saturating_duration_since(at));
+            let lag = Instant::now().saturating_duration_since(at);
+            record_lag(core, lag);
+            super::publish::lag(&self.shards, lag);
         }
         core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
@@ -310,6 +314,7 @@ async fn drive(guard: &Guard) {
 fn record_lag(core: &super::Core, lag: Duration) {
     let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
     core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
+    core.stats.lag.record(lag);
 }
 
 #[cfg(all(test, not(loom)))]

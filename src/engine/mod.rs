@@ -20,9 +20,11 @@ pub(crate) mod due_word;
 pub(crate) mod entry;
 #[cfg(test)]
 mod loom_models;
+pub(crate) mod publish;
 pub(crate) mod queue;
 pub(crate) mod registry;
 pub(crate) mod shard;
+pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod waker_id;
 pub(crate) mod wheel;
@@ -59,6 +61,8 @@ pub(crate) struct Core {
     pub(crate) handles: AtomicUsize,
     pub(crate) signal: Notify,
     pub(crate) stats: Stats,
+    /// The wheel's name and what it reports outside (`publish`).
+    pub(crate) telemetry: publish::Telemetry,
 }
 
 /// Counters the driver keeps.
@@ -67,6 +71,10 @@ pub(crate) struct Stats {
     pub(crate) wakeups: AtomicU64,
     pub(crate) waker_panics: AtomicU64,
     pub(crate) max_lag_ns: AtomicU64,
+    /// Timers refused at `max_pending`.
+    pub(crate) rejected: AtomicU64,
+    /// The driver's lag, per measured pass.
+    pub(crate) lag: stats::LagHistogram,
 }
 
 impl Core {
@@ -86,6 +94,7 @@ impl Core {
             handles: AtomicUsize::new(0),
             signal: Notify::new(),
             stats: Stats::default(),
+            telemetry: publish::Telemetry::default(),
         }
     }
 
@@ -105,6 +114,7 @@ impl Core {
                 let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
                 if prev >= max {
                     self.live.0.fetch_sub(1, Ordering::Relaxed);
+                    self.stats.rejected.fetch_add(1, Ordering::Relaxed);
                     false
                 } else {
                     true
@@ -298,6 +308,8 @@ impl Shards {
             total.fired += c.fired;
             total.cancelled += c.cancelled;
             total.entries += c.entries;
+            total.registered += c.registered;
+            total.drained += c.drained;
         }
         total
     }

@@ -154,6 +154,7 @@ fn lookup(runtime: Id) -> Wheel {
         return wheel;
     }
     let wheel = Builder::new()
+        .name(crate::engine::publish::DEFAULT_WHEEL)
         .build()
         .expect("the default configuration builds inside a runtime");
     install(runtime, wheel, Existing::Keep).expect("`Keep` never fails")
@@ -323,5 +324,6 @@ pub(crate) fn build_default(builder: Builder) -> Result<Wheel, BuildError> {
     if find(runtime).is_some() {
         return Err(BuildError::new(BuildKind::DefaultExists));
     }
+    let builder = builder.name_if_unnamed(crate::engine::publish::DEFAULT_WHEEL);
     install(runtime, builder.build()?, Existing::Refuse)
 }
