@@ -106,9 +106,10 @@ impl Metrics {
 
     /// The number of buckets of the driver's lag histogram.
     ///
-    /// The histogram counts, for each pass the driver runs for a tick with
-    /// work, how long after the end of that tick it ran (what
-    /// [`max_driver_lag`](Metrics::max_driver_lag) is the largest of). Its
+    /// The histogram counts, each time the driver wakes for the tick it
+    /// planned to wake at (tokio's timer fires the driver's sleep), how
+    /// long after the end of that tick it ran: what
+    /// [`max_driver_lag`](Metrics::max_driver_lag) is the largest of. Its
     /// buckets have fixed power-of-two bounds: bucket 0 holds lags under
     /// 1 µs, bucket `i` lags from 2^(i-1) µs up to 2^i µs, and the last one
     /// everything longer.
@@ -122,9 +123,10 @@ impl Metrics {
     ///
     /// let wheel = hashwheel::Wheel::new();
     /// let sleep = tokio::spawn(wheel.sleep(Duration::from_millis(10)));
-    /// tokio::task::yield_now().await; // let it register
-    /// // The runtime runs nothing for 50 ms: the driver runs 40 ms late.
-    /// tokio::time::advance(Duration::from_millis(50)).await;
+    /// // The sleep registers; the driver plans to wake at 10 ms.
+    /// tokio::time::sleep(Duration::from_millis(1)).await;
+    /// // Nothing runs until 50 ms: the driver runs 40 ms late.
+    /// tokio::time::advance(Duration::from_millis(49)).await;
     /// sleep.await.unwrap();
     ///
     /// let m = wheel.metrics();

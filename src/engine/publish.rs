@@ -291,8 +291,8 @@ mod facade {
         metrics::describe_histogram!(
             names::LAG,
             Unit::Seconds,
-            "How long after the end of its tick each driver pass ran: \
-             how late the runtime let the timers be."
+            "How long after the end of the tick it planned to wake at the timer driver ran, \
+             each time it woke for one: how late a blocked or busy runtime let the timers be."
         );
     }
 

@@ -1,6 +1,7 @@
 //! The driver's lag distribution: a histogram of fixed log2 buckets, one
-//! atomic counter each, that the driver adds a sample to on each pass it
-//! runs for a tick with work, and [`Wheel::metrics`](crate::Wheel::metrics)
+//! atomic counter each, that the driver adds a sample to each time tokio's
+//! timer wakes it for the tick it planned to wake at (how long after the
+//! end of that tick it runs), and [`Wheel::metrics`](crate::Wheel::metrics)
 //! reads.
 //!
 //! # Buckets
@@ -30,7 +31,7 @@ pub(crate) struct LagHistogram {
 }
 
 impl LagHistogram {
-    /// Counts one pass that ran `lag` after the end of its tick.
+    /// Counts one wake-up `lag` after the end of its planned tick.
     pub(crate) fn record(&self, lag: Duration) {
         self.buckets[bucket_of(lag)].fetch_add(1, Ordering::Relaxed);
     }
