@@ -31,6 +31,7 @@ mod harness;
 
 mod charts;
 mod in_task;
+mod recorder;
 mod table;
 
 use std::time::{Duration, Instant};
@@ -481,6 +482,7 @@ fn main() {
         Some(d) => Some(std::path::PathBuf::from(&d[0])),
         None => Some(std::path::PathBuf::from("target/charts")),
     };
+    let recording = recorder::install();
     let started = Instant::now();
     let envs = Envs {
         plain: Env::new(),
@@ -504,6 +506,9 @@ fn main() {
     );
     for (k, v) in machine() {
         println!("- {k}: {v}");
+    }
+    if let Some(what) = recording {
+        println!("- metrics: {what}");
     }
     println!(
         "- rounds: {} ({} for inserts of {} and more and for idle CPU; {} for the server rows), implementations alternating",

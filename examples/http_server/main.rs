@@ -252,7 +252,7 @@ async fn main() -> ExitCode {
     let _ = metrics_page.await;
     let published = match &scraped {
         Ok(page) => {
-            println!("timer metrics scraped from http://{metrics_addr}/metrics (histogram buckets left out):");
+            println!("timer metrics scraped from http://{metrics_addr}/metrics (published each second; histogram buckets left out):");
             for line in prometheus::timer_lines(page) {
                 println!("  {line}");
             }
