@@ -17,7 +17,9 @@
 //! `metrics_interval` after, and once more when the driver stops, so a
 //! recorder installed after the wheel was built still gets the whole
 //! counts. The lag histogram gets one sample per measured pass, from the
-//! driver itself.
+//! driver itself, through a handle that each publication registers anew
+//! (a recorder's registration hashes and looks the key up, which a pass
+//! need not pay).
 //!
 //! Wheels that share a name share their series: each publisher adds what
 //! changed since its last publication to its name's row in [`TOTALS`] and
@@ -206,7 +208,7 @@ mod facade {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use metrics::{Key, Label, Metadata, Unit};
+    use metrics::{Histogram, Key, Label, Metadata, Unit};
     use tokio::sync::Notify;
     use tokio::time::Instant;
 
@@ -227,6 +229,8 @@ mod facade {
         cancelled: Key,
         rejected: Key,
         lag: Key,
+        /// `lag`'s handle, from the recorder of the last publication.
+        lag_handle: Mutex<Option<Histogram>>,
         /// What this wheel last added to its name's row of `TOTALS`.
         last: Mutex<Counts>,
         /// Waiting for the driver's next pass (a paused clock only).
@@ -246,6 +250,7 @@ mod facade {
                 cancelled: key(names::CANCELLED),
                 rejected: key(names::REJECTED),
                 lag: key(names::LAG),
+                lag_handle: Mutex::new(None),
                 last: Mutex::new(Counts::default()),
                 parked: AtomicBool::new(false),
                 wake: Notify::new(),
@@ -296,13 +301,12 @@ mod facade {
         );
     }
 
-    /// One sample of the lag histogram.
+    /// One sample of the lag histogram. (The driver measures no lag before
+    /// its first pass, which comes after the first publication.)
     pub(super) fn record_lag(telemetry: &super::Telemetry, lag: Duration) {
-        let key = &telemetry.publisher.lag;
-        metrics::with_recorder(|r| {
-            r.register_histogram(key, &METADATA)
-                .record(lag.as_secs_f64())
-        });
+        if let Some(h) = lock(&telemetry.publisher.lag_handle).as_ref() {
+            h.record(lag.as_secs_f64());
+        }
     }
 
     /// Hands `shards`' counts, summed with those of the other wheels of its
@@ -337,6 +341,7 @@ mod facade {
                 .absolute(sum.cancelled);
             r.register_counter(&p.rejected, &METADATA)
                 .absolute(sum.rejected);
+            *lock(&p.lag_handle) = Some(r.register_histogram(&p.lag, &METADATA));
         });
         changed
     }
