@@ -17,7 +17,7 @@ use metrics::{
 use tokio_test::{assert_pending, assert_ready, task};
 
 mod common;
-use common::{advance, ms, settle};
+use common::{advance, late_by, ms, settle};
 
 // ===== a recorder that keeps what it is given =====
 
@@ -309,7 +309,7 @@ async fn wheels_of_one_name_publish_their_sum() {
             timers.push(t);
         }
     }
-    wheel_sleep_fired(&b).await;
+    late_by(&b, ms(10), ms(10)).await;
     elapse(Duration::from_secs(1)).await;
     assert_eq!(published("shared"), Some([5, 6, 1, 0, 0]));
     a.shutdown();
@@ -319,24 +319,12 @@ async fn wheels_of_one_name_publish_their_sum() {
     assert_eq!(published("shared"), Some([3, 6, 1, 0, 0]));
 }
 
-async fn wheel_sleep_fired(wheel: &Wheel) {
-    let mut t = task::spawn(wheel.sleep(ms(10)));
-    assert_pending!(t.poll());
-    advance(ms(10)).await;
-    assert_ready!(t.poll());
-}
-
 /// The driver's lag goes to the histogram as it is measured, in seconds.
 #[tokio::test(start_paused = true)]
 async fn the_lag_histogram_gets_each_measured_lag_in_seconds() {
     let wheel = named("lag").await;
-    for (due, jump) in [(10, 10), (10, 250)] {
-        let mut sleep = task::spawn(wheel.sleep(ms(due)));
-        assert_pending!(sleep.poll());
-        settle().await;
-        advance(ms(jump)).await;
-        assert_ready!(sleep.poll());
-    }
+    late_by(&wheel, ms(10), ms(10)).await;
+    late_by(&wheel, ms(10), ms(250)).await;
     assert_eq!(lag_samples("lag"), vec![0.0, 0.24]);
 }
 

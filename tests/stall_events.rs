@@ -15,7 +15,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
 mod common;
-use common::{advance, ms, settle};
+use common::{late_by, ms, settle};
 
 // ===== a subscriber that keeps every event =====
 
@@ -98,16 +98,6 @@ impl Subscriber for Catcher {
 
 fn field(e: &Caught, name: &str) -> u64 {
     e.fields[name].parse().unwrap()
-}
-
-/// A sleep of `due` that the driver has planned for, then `jump` of the
-/// paused clock at once: the driver runs `jump - due` late.
-async fn late_by(wheel: &Wheel, due: Duration, jump: Duration) {
-    let mut sleep = task::spawn(wheel.sleep(due));
-    assert_pending!(sleep.poll());
-    settle().await;
-    advance(jump).await;
-    assert_ready!(sleep.poll());
 }
 
 // ===== on the paused clock =====

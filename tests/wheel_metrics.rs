@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use tokio_test::{assert_pending, assert_ready, task};
 
 mod common;
-use common::{advance, ms, settle};
+use common::{advance, late_by, ms, settle};
 
 fn counts(m: &Metrics) -> (u64, usize, u64, u64) {
     (
@@ -141,13 +141,8 @@ async fn the_lag_histogram_counts_each_pass_by_its_lag() {
 
     // Two passes late: by 3 ms and by 250 ms. (Once the driver has armed
     // tokio's timer for the sleep: the lag is measured from that plan.)
-    for (due, jump) in [(2, 5), (10, 260)] {
-        let mut sleep = task::spawn(wheel.sleep(ms(due)));
-        assert_pending!(sleep.poll());
-        settle().await;
-        advance(ms(jump)).await;
-        assert_ready!(sleep.poll());
-    }
+    late_by(&wheel, ms(2), ms(5)).await;
+    late_by(&wheel, ms(10), ms(260)).await;
     settle().await;
     let m = wheel.metrics();
     assert_eq!(m.max_driver_lag(), ms(250));
