@@ -84,6 +84,63 @@ impl Builder {
         self
     }
 
+    /// The wheel's name: the value of the `wheel` label of its metrics
+    /// (feature `metrics`) and the `wheel` field of its events (feature
+    /// `tracing`). Without a name a wheel is `"unnamed"`, and a runtime's
+    /// default wheel (see [`build_default`](Builder::build_default))
+    /// `"default"`.
+    ///
+    /// Wheels of the same name share their metrics: each series counts
+    /// them all (two runtimes' default wheels make one `"default"` series).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// let sessions = hashwheel::Wheel::builder().name("sessions").build()?;
+    /// # drop(sessions);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn name(mut self, name: &'static str) -> Builder {
+        self.config.name = Some(name);
+        self
+    }
+
+    /// How often the wheel hands its counts to the `metrics` recorder
+    /// (1 s by default): the pending gauge and the counters of registered,
+    /// fired, cancelled and rejected timers. A scrape sees a change within
+    /// one interval while the wheel's runtime runs, and the final values
+    /// once the wheel has shut down. The driver's lag histogram gets its
+    /// samples as the driver measures them.
+    ///
+    /// The publisher runs in the wheel's driver task. On tokio's paused
+    /// clock (`start_paused`), after an interval that changed nothing it
+    /// waits for the driver's next pass instead of the next interval, so
+    /// that auto-advance is not held at every interval.
+    ///
+    /// Must be more than zero: [`build`](Builder::build) fails otherwise.
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn metrics_interval(mut self, interval: Duration) -> Builder {
+        self.config.metrics_interval = interval;
+        self
+    }
+
+    /// How late the driver may run before the wheel reports a stall (100 ms
+    /// by default): a pass that runs more than this after the end of its
+    /// tick emits a `WARN` event, target `hashwheel`, with the fields
+    /// `wheel`, `lag_ms` and `pending`; at most one per second per wheel.
+    /// A late driver is the first sign of a runtime blocked by a task that
+    /// does not yield, or overloaded.
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub fn stall_threshold(mut self, threshold: Duration) -> Builder {
+        self.config.stall_threshold = threshold;
+        self
+    }
+
     /// Builds the wheel and spawns its driver on the current tokio runtime.
     ///
     /// # Errors

@@ -187,6 +187,7 @@ impl fmt::Display for BuildError {
             BuildKind::TooManyBuckets => {
                 "slots × shards must be at most 2^30 (every bucket costs 12 bytes up front)"
             }
+            BuildKind::ZeroMetricsInterval => "metrics_interval must be more than zero",
             BuildKind::DefaultExists => {
                 "this runtime already has a default wheel: call Builder::build_default \
                  before the runtime's first hashwheel::sleep, timeout, delay or Wheel::current"

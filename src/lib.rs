@@ -55,6 +55,20 @@
 //! - `test-util`: `hashwheel::{advance, pause, resume}`, tokio's clock
 //!   controls (it enables tokio's `test-util`), so that a paused-clock test
 //!   suite written against `tokio::time` switches with its `use` line.
+//! - `metrics`: every wheel publishes its pending timers (gauge
+//!   `hashwheel_timers_pending`), the timers registered, fired, cancelled
+//!   and refused at `max_pending` (counters `hashwheel_timers_*_total`) and
+//!   its driver's lag (histogram `hashwheel_driver_lag_seconds`) through the
+//!   [`metrics`](https://docs.rs/metrics) facade, labelled `wheel` with
+//!   [`Builder::name`], to whatever recorder the program installs
+//!   (Prometheus, StatsD, ...). [`Wheel::metrics`] shows the same numbers
+//!   without it.
+//! - `tracing`: a `WARN` event (target `hashwheel`, fields `wheel`,
+//!   `lag_ms`, `pending`) when the driver runs later than
+//!   `Builder::stall_threshold` (100 ms) after the tick it planned to
+//!   wake at, the first sign of a blocked or overloaded runtime; at most
+//!   one a second per wheel. `DEBUG` events when a driver starts and
+//!   stops.
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,

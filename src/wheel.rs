@@ -160,6 +160,9 @@ impl Wheel {
             driver_wakeups_count: s.wakeups,
             waker_panic_count: s.waker_panics,
             max_driver_lag: s.max_lag,
+            registered_count: s.counts.registered,
+            rejected_count: s.rejected,
+            driver_lag_buckets: s.lag_buckets,
         }
     }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 pub const USAGE: &str = "\
 usage: http_server [--secs N] [--conns N] [--timer hashwheel|tokio] [--serve-only [--port N]]
-                   [--header-timeout-ms N] [--request-timeout-ms N]
+                   [--header-timeout-ms N] [--request-timeout-ms N] [--metrics-port N]
   --secs N                how long the load runs (default 10; with --serve-only: how long to serve, default 60)
   --conns N               keep-alive connections the load generator opens (default 2000)
   --timer hashwheel|tokio the server's timers: hashwheel (hashwheel::hyper::Timer and
@@ -13,7 +13,9 @@ usage: http_server [--secs N] [--conns N] [--timer hashwheel|tokio] [--serve-onl
   --serve-only            no load generator: serve on 127.0.0.1:PORT for an external tool (wrk, ...)
   --port N                the port for --serve-only (default 3000; 0 picks one)
   --header-timeout-ms N   hyper's header_read_timeout, which also reaps idle keep-alive connections (default 1000)
-  --request-timeout-ms N  the per-request timeout of the tower layer (default 500)";
+  --request-timeout-ms N  the per-request timeout of the tower layer (default 500)
+  --metrics-port N        where GET /metrics serves the timer metrics in the Prometheus text
+                          format, on 127.0.0.1 (default 0: a free port, printed at the start)";
 
 /// Which timers the server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +33,7 @@ pub struct Args {
     pub port: u16,
     pub header_timeout: Duration,
     pub request_timeout: Duration,
+    pub metrics_port: u16,
 }
 
 impl Args {
@@ -45,6 +48,7 @@ impl Args {
             port: 3000,
             header_timeout: Duration::from_millis(1000),
             request_timeout: Duration::from_millis(500),
+            metrics_port: 0,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -68,6 +72,9 @@ impl Args {
                 "--request-timeout-ms" => {
                     args.request_timeout =
                         Duration::from_millis(number(value()?)?.clamp(10, 60_000))
+                }
+                "--metrics-port" => {
+                    args.metrics_port = number(value()?)?.min(u16::MAX as u64) as u16
                 }
                 "-h" | "--help" => return Err(String::new()),
                 f => return Err(format!("unknown option {f}")),

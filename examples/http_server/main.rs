@@ -2,10 +2,12 @@
 //! generates itself over loopback.
 //!
 //! ```text
+//! # with --features hyper,tower,metrics (or --all-features):
 //! cargo run --release --example http_server                       # hashwheel's timers
 //! cargo run --release --example http_server -- --timer tokio      # tokio's, to compare
 //! cargo run --release --example http_server -- --secs 20 --conns 2000
 //! cargo run --release --example http_server -- --serve-only --port 3000   # for wrk & co
+//! cargo run --release --example http_server -- --metrics-port 9000   # curl 127.0.0.1:9000/metrics
 //! ```
 //!
 //! The server is hyper's HTTP/1 connection builder with
@@ -22,10 +24,21 @@
 //! latency, CPU per 1,000 requests, the wheel's metrics), checks that every
 //! idle connection was reaped, every slow request answered 408 and no
 //! chatty connection closed, and exits 0 only then.
+//!
+//! What an operator sees of the timers: with hashwheel's `metrics` feature
+//! the wheel publishes its numbers through the `metrics` facade, and the
+//! demo installs `metrics-exporter-prometheus`'s recorder and serves it at
+//! `GET /metrics` on its own port (`--metrics-port`): the pending timers,
+//! the registered, fired, cancelled and refused ones, and a histogram of
+//! how late the timer driver ran, the first sign of a blocked runtime. The
+//! live progress line shows the pending timers and the driver's lag (p99
+//! over the last period) beside the request rate, and the run ends with a
+//! scrape of that page.
 
 mod args;
 mod load;
 mod progress;
+mod prometheus;
 mod report;
 mod server;
 mod service;
@@ -77,6 +90,27 @@ async fn main() -> ExitCode {
         }
     };
     let addr = listener.local_addr().expect("a bound listener");
+    // Before the first wheel is built: the wheel publishes to the recorder
+    // installed when it publishes, and its series exist from its start.
+    let scrapes = prometheus::install();
+    let metrics_listener =
+        match tokio::net::TcpListener::bind(("127.0.0.1", args.metrics_port)).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!(
+                    "http_server: cannot listen on 127.0.0.1:{}: {e}",
+                    args.metrics_port
+                );
+                return ExitCode::from(2);
+            }
+        };
+    let metrics_addr = metrics_listener.local_addr().expect("a bound listener");
+    let (stop_metrics, metrics_stopped) = watch::channel(false);
+    let metrics_page = tokio::spawn(prometheus::serve(
+        metrics_listener,
+        scrapes,
+        metrics_stopped,
+    ));
     let plan = Plan::split(args.conns);
     println!(
         "http_server: {} timers ({}), header-read timeout {:?}, request timeout {:?}, on http://{addr}",
@@ -91,6 +125,7 @@ async fn main() -> ExitCode {
         args.header_timeout,
         args.request_timeout,
     );
+    println!("timer metrics (Prometheus text format): http://{metrics_addr}/metrics");
     if args.serve_only {
         println!(
             "serving for {:?} (or until Ctrl-C); GET / answers at once, GET /slow times out. Try:\n  wrk -t2 -c1000 -d{}s --latency http://{addr}/",
@@ -136,7 +171,11 @@ async fn main() -> ExitCode {
         }
     };
     let (done, progressing) = watch::channel(false);
-    let progress = progress::spawn(server_stats.clone(), progressing);
+    let progress = progress::spawn(
+        server_stats.clone(),
+        args.timer == TimerKind::Hashwheel,
+        progressing,
+    );
     let cpu_start = system::cpu_time();
     let start = Instant::now();
 
@@ -206,10 +245,34 @@ async fn main() -> ExitCode {
         },
         &server_stats,
     );
+    // What a scraper reads: the published values, at most one publishing
+    // interval old.
+    let scraped = prometheus::scrape(metrics_addr).await;
+    let _ = stop_metrics.send(true);
+    let _ = metrics_page.await;
+    let published = match &scraped {
+        Ok(page) => {
+            println!("timer metrics scraped from http://{metrics_addr}/metrics (published each second; histogram buckets left out):");
+            for line in prometheus::timer_lines(page) {
+                println!("  {line}");
+            }
+            args.timer == TimerKind::Tokio
+                || page.contains("hashwheel_timers_fired_total{wheel=\"default\"}")
+        }
+        Err(e) => {
+            println!("scraping http://{metrics_addr}/metrics failed: {e}");
+            false
+        }
+    };
     if args.serve_only {
         return ExitCode::SUCCESS;
     }
-    if report::checks(plan, &client_stats, &server_stats) && finished {
+    let checked = report::checks(plan, &client_stats, &server_stats);
+    println!(
+        "  {}  the metrics page serves the wheel's series",
+        if published { "ok  " } else { "FAIL" }
+    );
+    if checked && published && finished {
         println!("all checks hold");
         ExitCode::SUCCESS
     } else {

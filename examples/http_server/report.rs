@@ -66,12 +66,22 @@ pub fn summary(run: Run<'_>, server: &server::Stats) {
     );
     if let Some(m) = run.wheel {
         println!(
-            "  wheel         fired {}  cancelled {}  pending {}  driver wake-ups {}  max driver lag {:?}",
+            "  wheel         registered {}  fired {}  cancelled {}  pending {}  driver wake-ups {}",
+            m.registered_count(),
             m.fired_count(),
             m.cancelled_count(),
             m.num_pending(),
             m.driver_wakeups_count(),
-            m.max_driver_lag()
+        );
+        let lag = |q| {
+            m.driver_lag_quantile(q)
+                .map_or("-".to_owned(), |d| format!("<{}", ms(d)))
+        };
+        println!(
+            "  driver lag    p50 {}  p99 {}  max {}",
+            lag(0.5),
+            lag(0.99),
+            ms(m.max_driver_lag())
         );
     }
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::engine::publish::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
 use crate::engine::wheel::MAX_SLOTS;
 
 /// A wheel's settings; the public `Builder` wraps one.
@@ -12,6 +13,13 @@ pub(crate) struct Config {
     pub(crate) max_pending: Option<usize>,
     /// `None`: four per available core (see [`Config::validate`]).
     pub(crate) shards: Option<usize>,
+    /// The `wheel` label of its metrics and field of its events; `None`:
+    /// `publish::UNNAMED`.
+    pub(crate) name: Option<&'static str>,
+    /// How often the metrics facade hears from the wheel.
+    pub(crate) metrics_interval: Duration,
+    /// How late a driver pass may run before a stall is reported.
+    pub(crate) stall_threshold: Duration,
 }
 
 impl Default for Config {
@@ -21,6 +29,9 @@ impl Default for Config {
             slots: 4096,
             max_pending: None,
             shards: None,
+            name: None,
+            metrics_interval: METRICS_INTERVAL,
+            stall_threshold: STALL_THRESHOLD,
         }
     }
 }
@@ -38,9 +49,22 @@ pub(crate) enum BuildKind {
     BadShards,
     TooManyBuckets,
     DefaultExists,
+    ZeroMetricsInterval,
 }
 
 impl Config {
+    /// The same settings, named `name` unless they have a name already (a
+    /// runtime's default wheel is `"default"`).
+    pub(crate) fn named_if_unnamed(mut self, name: &'static str) -> Config {
+        self.name.get_or_insert(name);
+        self
+    }
+
+    /// The name the wheel reports under.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name.unwrap_or(UNNAMED)
+    }
+
     /// The number of buckets: `slots` rounded up to a power of two.
     pub(crate) fn slots(&self) -> usize {
         self.slots.next_power_of_two()
@@ -63,6 +87,9 @@ impl Config {
         }
         if self.max_pending == Some(0) {
             return Err(BuildKind::ZeroMaxPending);
+        }
+        if self.metrics_interval.is_zero() {
+            return Err(BuildKind::ZeroMetricsInterval);
         }
         let shards = match self.shards {
             Some(n) if n == 0 || n > 1024 => return Err(BuildKind::BadShards),

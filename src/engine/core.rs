@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::clock::Clock;
+use crate::engine::stats::LagHistogram;
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// What a timer made beyond a wheel's `max_pending` bound is told.
@@ -50,6 +51,10 @@ pub(crate) struct Stats {
     pub(crate) wakeups: AtomicU64,
     pub(crate) waker_panics: AtomicU64,
     pub(crate) max_lag_ns: AtomicU64,
+    /// Timers refused at `max_pending`.
+    pub(crate) rejected: AtomicU64,
+    /// The driver's lag, per measured pass.
+    pub(crate) lag: LagHistogram,
 }
 
 impl Core {
@@ -88,6 +93,7 @@ impl Core {
                 let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
                 if prev >= max {
                     self.live.0.fetch_sub(1, Ordering::Relaxed);
+                    self.stats.rejected.fetch_add(1, Ordering::Relaxed);
                     false
                 } else {
                     true

@@ -44,6 +44,7 @@ use std::time::Duration;
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
+use crate::engine::publish::{self, Telemetry};
 use crate::engine::shards::{wake_all, Shards};
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::wheel::NEVER;
@@ -90,6 +91,7 @@ struct Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.shards.shutdown();
+        publish::stopped(&self.alarm.telemetry, &self.shards);
         let sleep = self
             .alarm
             .arm
@@ -110,10 +112,15 @@ fn abandoned(shards: &Shards) -> bool {
 /// The driver's future. The guard is made here, not in the async body, so
 /// that a runtime dropping the task before its first poll still shuts the
 /// wheel down.
-pub(crate) fn run(shards: Arc<Shards>, rearm_inline: bool) -> impl Future<Output = ()> + Send {
+pub(crate) fn run(
+    shards: Arc<Shards>,
+    rearm_inline: bool,
+    telemetry: Telemetry,
+) -> impl Future<Output = ()> + Send {
     let alarm = std::sync::Arc::new(Alarm {
         shards: shards.clone(),
         rearm_inline,
+        telemetry,
         task: AtomicWaker::new(),
         kicked: AtomicBool::new(false),
         arm: Mutex::new(Arm {
@@ -123,7 +130,7 @@ pub(crate) fn run(shards: Arc<Shards>, rearm_inline: bool) -> impl Future<Output
         }),
     });
     let guard = Guard { shards, alarm };
-    async move { drive(&guard).await }
+    async move { publish::alongside(&guard.alarm.telemetry, &guard.shards, drive(&guard)).await }
 }
 
 /// Expires every shard up to `now`, waking at most about `budget` timers.
@@ -184,6 +191,8 @@ struct Alarm {
     /// wakes every timer then); the task re-arms instead (see
     /// `clock::TokioTimer`).
     rearm_inline: bool,
+    /// What the wheel reports outside it (`engine::publish`).
+    telemetry: Telemetry,
     task: AtomicWaker,
     /// The alarm left work for the task.
     kicked: AtomicBool,
@@ -197,6 +206,7 @@ impl Alarm {
     /// `rearm: false` leaves the re-arming to the task (`Pass::More`).
     fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker, rearm: bool) -> Pass {
         let core = &*self.shards.core;
+        publish::pass(&self.telemetry);
         core.begin_run();
         let now = core.clock.now_tick();
         let next = match expire(&self.shards, now, &mut arm.wakers, budget) {
@@ -275,7 +285,9 @@ impl Wake for Alarm {
                 self.kick();
                 return;
             }
-            record_lag(core, now - at);
+            let lag = now - at;
+            record_lag(core, lag);
+            publish::lag(&self.telemetry, &self.shards, lag);
         }
         core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
@@ -342,6 +354,7 @@ async fn drive(guard: &Guard) {
 fn record_lag(core: &crate::engine::core::Core, lag: Duration) {
     let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
     core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
+    core.stats.lag.record(lag);
 }
 
 #[cfg(all(test, not(loom)))]
@@ -372,7 +385,7 @@ mod tests {
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
             let timer = crate::engine::shards::ShardRef::new(&shards.shards[0]);
-            tokio::spawn(run(shards, true));
+            tokio::spawn(run(shards, true, Telemetry::default()));
             let waker = futures_util::task::noop_waker();
             assert!(matches!(
                 timer.get().register(day, &waker),

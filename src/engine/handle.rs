@@ -13,8 +13,10 @@ use crate::engine::clock;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::Core;
 use crate::engine::driver;
+use crate::engine::publish::Telemetry;
 use crate::engine::shard::{Shard, ShardCounts};
 use crate::engine::shards::{ShardRef, Shards};
+use crate::engine::stats::LAG_BUCKETS;
 use crate::engine::sync::{Arc, Ordering};
 
 /// What a wheel has counted, at one moment.
@@ -25,6 +27,10 @@ pub(crate) struct Snapshot {
     pub(crate) wakeups: u64,
     pub(crate) waker_panics: u64,
     pub(crate) max_lag: Duration,
+    /// Timers refused at `max_pending`.
+    pub(crate) rejected: u64,
+    /// The driver's lag, by bucket (see `engine::stats`).
+    pub(crate) lag_buckets: [u64; LAG_BUCKETS],
 }
 
 /// A running wheel: its shards, and a count among its handles.
@@ -75,7 +81,12 @@ impl WheelHandle {
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.
         let handle = WheelHandle::new(shards.clone());
-        runtime.spawn(driver::run(shards, timer.fires_at_once));
+        let telemetry = Telemetry::new(
+            config.name(),
+            config.metrics_interval,
+            config.stall_threshold,
+        );
+        runtime.spawn(driver::run(shards, timer.fires_at_once, telemetry));
         Ok(handle)
     }
 
@@ -136,6 +147,8 @@ impl WheelHandle {
             wakeups: stats.wakeups.load(Ordering::Relaxed),
             waker_panics: stats.waker_panics.load(Ordering::Relaxed),
             max_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
+            rejected: stats.rejected.load(Ordering::Relaxed),
+            lag_buckets: stats.lag.counts(),
         }
     }
 

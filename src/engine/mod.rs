@@ -150,10 +150,12 @@ pub(crate) mod entry;
 pub(crate) mod handle;
 #[cfg(test)]
 mod loom_models;
+pub(crate) mod publish;
 pub(crate) mod queue;
 pub(crate) mod registry;
 pub(crate) mod shard;
 pub(crate) mod shards;
+pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod waker_id;
 pub(crate) mod wheel;

@@ -43,6 +43,7 @@ use tokio::task;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::AT_CAPACITY;
 use crate::engine::handle::WheelHandle;
+use crate::engine::publish::DEFAULT_WHEEL;
 use crate::engine::shard::Shard;
 use crate::engine::shards::ShardRef;
 use crate::engine::sync::Arc;
@@ -153,7 +154,7 @@ fn lookup(runtime: Id) -> WheelHandle {
     if let Some(wheel) = find(runtime) {
         return wheel;
     }
-    let wheel = WheelHandle::start(&Config::default())
+    let wheel = WheelHandle::start(&Config::default().named_if_unnamed(DEFAULT_WHEEL))
         .expect("the default configuration builds inside a runtime");
     install(runtime, wheel, Existing::Keep).expect("`Keep` never fails")
 }
@@ -310,5 +311,6 @@ pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
     if find(runtime).is_some() {
         return Err(BuildKind::DefaultExists);
     }
-    install(runtime, WheelHandle::start(config)?, Existing::Refuse)
+    let config = config.clone().named_if_unnamed(DEFAULT_WHEEL);
+    install(runtime, WheelHandle::start(&config)?, Existing::Refuse)
 }

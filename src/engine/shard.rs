@@ -53,6 +53,8 @@ struct ShardState {
     shutdown: bool,
     fired: u64,
     cancelled: u64,
+    /// Entries that were pending when the shard shut down.
+    drained: u64,
 }
 
 /// Cancelled sleeps' entries a shard collects before it removes them in one
@@ -151,6 +153,11 @@ pub(crate) struct ShardCounts {
     pub(crate) fired: u64,
     pub(crate) cancelled: u64,
     pub(crate) entries: usize,
+    /// Entries ever registered: every one is pending, fired, cancelled or
+    /// drained by a shutdown, so this is their sum, and registering counts
+    /// nothing.
+    pub(crate) registered: u64,
+    pub(crate) drained: u64,
 }
 
 /// Short: every `Sleep` and `Wheel` prints its shards, whose slab and word
@@ -176,6 +183,7 @@ impl Shard {
                 shutdown: false,
                 fired: 0,
                 cancelled: 0,
+                drained: 0,
             }),
         }
     }
@@ -416,6 +424,7 @@ impl Shard {
         for key in theirs {
             drop(s.wheel.remove(key));
         }
+        s.drained += n as u64;
         n
     }
 
@@ -426,6 +435,8 @@ impl Shard {
             fired: s.fired,
             cancelled: s.cancelled,
             entries: s.wheel.len() - s.swept.len(),
+            registered: s.pending() as u64 + s.fired + s.cancelled + s.drained,
+            drained: s.drained,
         }
     }
 }

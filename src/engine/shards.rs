@@ -170,6 +170,8 @@ impl Shards {
             total.fired += c.fired;
             total.cancelled += c.cancelled;
             total.entries += c.entries;
+            total.registered += c.registered;
+            total.drained += c.drained;
         }
         total
     }

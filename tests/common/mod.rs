@@ -22,6 +22,18 @@ pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// A sleep of `due` on `wheel`, registered and planned for by the driver,
+/// then `jump` of the paused clock at once: the driver wakes `jump - due`
+/// after the tick it planned (on time when they are equal), and the sleep
+/// completes.
+pub async fn late_by(wheel: &hashwheel::Wheel, due: Duration, jump: Duration) {
+    let mut sleep = tokio_test::task::spawn(wheel.sleep(due));
+    tokio_test::assert_pending!(sleep.poll());
+    settle().await;
+    advance(jump).await;
+    tokio_test::assert_ready!(sleep.poll());
+}
+
 /// How many cases a proptest runs: `PROPTEST_CASES` from the environment,
 /// else `default`.
 pub fn proptest_cases(default: u32) -> u32 {

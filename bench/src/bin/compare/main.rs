@@ -42,6 +42,7 @@
 
 mod charts;
 mod in_task;
+mod recorder;
 mod table;
 
 use std::time::{Duration, Instant};
@@ -537,6 +538,7 @@ fn main() {
         None => Some(std::path::PathBuf::from("target/charts")),
     };
     eprintln!("tokio-alt: {}", alt_timer_note());
+    let recording = recorder::install();
     let started = Instant::now();
     let envs = Envs {
         plain: Env::new(),
@@ -560,6 +562,9 @@ fn main() {
     );
     for (k, v) in machine() {
         println!("- {k}: {v}");
+    }
+    if let Some(what) = recording {
+        println!("- metrics: {what}");
     }
     println!(
         "- rounds: {} ({} for inserts of {} and more and for idle CPU; {} for the server rows), implementations alternating",

@@ -1,0 +1,466 @@
+//! What a wheel tells the world outside it: its counts through the
+//! `metrics` facade (feature `metrics`), and its driver's lateness and life
+//! as `tracing` events (feature `tracing`). Without either feature every
+//! hook here is empty.
+//!
+//! The driver calls four hooks: [`alongside`] runs the publisher beside the
+//! driver in the driver's own task (a wheel is one tokio task, with or
+//! without the feature), [`lag`] each time the driver's alarm measures how
+//! late it runs, [`pass`] on each pass, and [`stopped`] when the driver
+//! stops. Nothing here is on the path that registers or cancels a timer:
+//! the publisher reads the shards' counts, as `Wheel::metrics` does.
+//!
+//! # Publishing
+//!
+//! The publisher hands the recorder absolute values (a counter's
+//! `absolute`, a gauge's `set`) at the driver's start, every
+//! `metrics_interval` after, and once more when the driver stops, so a
+//! recorder installed after the wheel was built still gets the whole
+//! counts. The lag histogram gets one sample per measured pass, from the
+//! driver itself, through a handle that each publication registers anew
+//! (a recorder's registration hashes and looks the key up, which a pass
+//! need not pay).
+//!
+//! Wheels that share a name share their series: each publisher adds what
+//! changed since its last publication to its name's row in [`TOTALS`] and
+//! publishes the row. Two runtimes' default wheels thus make one
+//! `wheel="default"` series that counts both, rather than two publishers
+//! overwriting each other's values.
+//!
+//! On tokio's paused clock (`start_paused`, `tokio::time::pause`) a
+//! publisher whose last interval changed nothing waits for the driver's
+//! next pass instead of its next interval: a timer that keeps the runtime's
+//! clock advancing every interval would make a paused-clock test that
+//! awaits a sleep thirty years away take a billion steps of auto-advance.
+//! tokio pauses clocks on current-thread runtimes only, so the publisher
+//! and the driver's passes, on the same thread, never run at once. On the
+//! real clock the publisher always keeps its interval.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::engine::shards::Shards;
+
+/// The name of a runtime's default wheel, unless its builder names it.
+pub(crate) const DEFAULT_WHEEL: &str = "default";
+
+/// The name of a wheel built by a `Builder` that was not given one.
+pub(crate) const UNNAMED: &str = "unnamed";
+
+/// How often the publisher hands the counts to the recorder, by default.
+pub(crate) const METRICS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How late a driver pass may run before it is reported, by default.
+pub(crate) const STALL_THRESHOLD: Duration = Duration::from_millis(100);
+
+/// The facade's names for a wheel's numbers.
+#[cfg(feature = "metrics")]
+mod names {
+    pub(super) const PENDING: &str = "hashwheel_timers_pending";
+    pub(super) const REGISTERED: &str = "hashwheel_timers_registered_total";
+    pub(super) const FIRED: &str = "hashwheel_timers_fired_total";
+    pub(super) const CANCELLED: &str = "hashwheel_timers_cancelled_total";
+    pub(super) const REJECTED: &str = "hashwheel_timers_rejected_total";
+    pub(super) const LAG: &str = "hashwheel_driver_lag_seconds";
+}
+
+/// A wheel's name, what it reports and how.
+#[derive(Debug)]
+pub(crate) struct Telemetry {
+    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
+    pub(crate) name: &'static str,
+    #[cfg(feature = "metrics")]
+    publisher: facade::Publisher,
+    #[cfg(feature = "tracing")]
+    stall: events::Stall,
+}
+
+impl Telemetry {
+    /// A wheel named `name` that publishes its counts every `interval`
+    /// (feature `metrics`) and reports passes later than `stall_threshold`
+    /// (feature `tracing`).
+    pub(crate) fn new(name: &'static str, interval: Duration, stall_threshold: Duration) -> Self {
+        #[cfg(not(feature = "metrics"))]
+        let _ = interval;
+        #[cfg(not(feature = "tracing"))]
+        let _ = stall_threshold;
+        Telemetry {
+            name,
+            #[cfg(feature = "metrics")]
+            publisher: facade::Publisher::new(name, interval),
+            #[cfg(feature = "tracing")]
+            stall: events::Stall::new(stall_threshold),
+        }
+    }
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry::new(UNNAMED, METRICS_INTERVAL, STALL_THRESHOLD)
+    }
+}
+
+// ===== the driver's hooks =====
+
+/// Runs the driver's future `driver` and, with the `metrics` feature, the
+/// publisher beside it, until `driver` ends.
+pub(crate) async fn alongside(
+    telemetry: &Telemetry,
+    shards: &Shards,
+    driver: impl Future<Output = ()>,
+) {
+    #[cfg(feature = "tracing")]
+    events::started(telemetry, shards);
+    #[cfg(feature = "metrics")]
+    {
+        let driver = std::pin::pin!(driver);
+        // The publisher never ends: the driver's end ends both.
+        let publisher = std::pin::pin!(facade::publish_every(telemetry, shards));
+        futures_util::future::select(driver, publisher).await;
+    }
+    #[cfg(not(feature = "metrics"))]
+    {
+        let _ = (telemetry, shards);
+        driver.await;
+    }
+}
+
+/// The driver's alarm ran `lag` after the end of the tick it was armed for.
+pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration) {
+    #[cfg(feature = "metrics")]
+    facade::record_lag(telemetry, lag);
+    #[cfg(feature = "tracing")]
+    events::check_stall(telemetry, shards, lag);
+    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
+    let _ = (telemetry, shards, lag);
+}
+
+/// The driver runs a pass: a publisher waiting for one publishes.
+pub(crate) fn pass(telemetry: &Telemetry) {
+    #[cfg(feature = "metrics")]
+    telemetry.publisher.wake_if_parked();
+    #[cfg(not(feature = "metrics"))]
+    let _ = telemetry;
+}
+
+/// The driver has stopped and the wheel has shut down: the final values
+/// are published.
+pub(crate) fn stopped(telemetry: &Telemetry, shards: &Shards) {
+    #[cfg(feature = "metrics")]
+    facade::publish(telemetry, shards);
+    #[cfg(feature = "tracing")]
+    events::stopped(telemetry, shards);
+    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
+    let _ = (telemetry, shards);
+}
+
+// ===== the counts =====
+
+/// What a wheel publishes, read from its shards and its core.
+#[cfg(feature = "metrics")]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    pending: u64,
+    registered: u64,
+    fired: u64,
+    cancelled: u64,
+    rejected: u64,
+}
+
+#[cfg(feature = "metrics")]
+impl Counts {
+    fn read(shards: &Shards) -> Counts {
+        use crate::engine::sync::Ordering;
+        let c = shards.counts();
+        Counts {
+            pending: c.pending as u64,
+            registered: c.registered,
+            fired: c.fired,
+            cancelled: c.cancelled,
+            rejected: shards.core.stats.rejected.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Adds what changed from `old` to `new` (the same wheel's counts,
+    /// read later; its counters only grow).
+    fn add_change(&mut self, old: &Counts, new: &Counts) {
+        self.pending = self.pending - old.pending + new.pending;
+        self.registered += new.registered.saturating_sub(old.registered);
+        self.fired += new.fired.saturating_sub(old.fired);
+        self.cancelled += new.cancelled.saturating_sub(old.cancelled);
+        self.rejected += new.rejected.saturating_sub(old.rejected);
+    }
+}
+
+/// Every name's published counts: the sum over the wheels of that name of
+/// what each last published (see the module docs). A handful of rows.
+#[cfg(feature = "metrics")]
+static TOTALS: std::sync::Mutex<Vec<(&'static str, Counts)>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(feature = "metrics")]
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Nothing panics while these locks are held but the recorder, which
+    // leaves the counts whole.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// ===== the metrics facade =====
+
+#[cfg(feature = "metrics")]
+mod facade {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use metrics::{Histogram, Key, Label, Metadata, Unit};
+    use tokio::sync::Notify;
+    use tokio::time::Instant;
+
+    use super::{lock, names, Counts, TOTALS};
+    use crate::engine::shards::Shards;
+
+    static METADATA: Metadata<'static> =
+        Metadata::new("hashwheel", metrics::Level::INFO, Some(module_path!()));
+
+    /// A wheel's publisher: its keys, what it last published, and how it
+    /// waits.
+    #[derive(Debug)]
+    pub(super) struct Publisher {
+        interval: Duration,
+        pending: Key,
+        registered: Key,
+        fired: Key,
+        cancelled: Key,
+        rejected: Key,
+        lag: Key,
+        /// `lag`'s handle, from the recorder of the last publication.
+        lag_handle: Mutex<Option<Histogram>>,
+        /// What this wheel last added to its name's row of `TOTALS`.
+        last: Mutex<Counts>,
+        /// Waiting for the driver's next pass (a paused clock only).
+        parked: AtomicBool,
+        wake: Notify,
+    }
+
+    impl Publisher {
+        pub(super) fn new(name: &'static str, interval: Duration) -> Publisher {
+            let key =
+                |metric: &'static str| Key::from_parts(metric, vec![Label::new("wheel", name)]);
+            Publisher {
+                interval,
+                pending: key(names::PENDING),
+                registered: key(names::REGISTERED),
+                fired: key(names::FIRED),
+                cancelled: key(names::CANCELLED),
+                rejected: key(names::REJECTED),
+                lag: key(names::LAG),
+                lag_handle: Mutex::new(None),
+                last: Mutex::new(Counts::default()),
+                parked: AtomicBool::new(false),
+                wake: Notify::new(),
+            }
+        }
+
+        pub(super) fn wake_if_parked(&self) {
+            if self.parked.load(Ordering::Relaxed) {
+                self.wake.notify_one();
+            }
+        }
+    }
+
+    /// Registers the names' descriptions and units with the recorder.
+    fn describe() {
+        metrics::describe_gauge!(
+            names::PENDING,
+            Unit::Count,
+            "Timers in the wheel that have not fired, been cancelled or been shut down yet."
+        );
+        metrics::describe_counter!(
+            names::REGISTERED,
+            Unit::Count,
+            "Timers the wheel has taken: every registration of a sleep, timeout or delay, \
+             again after a reset that re-registers it."
+        );
+        metrics::describe_counter!(
+            names::FIRED,
+            Unit::Count,
+            "Timers the wheel's driver has fired."
+        );
+        metrics::describe_counter!(
+            names::CANCELLED,
+            Unit::Count,
+            "Timers removed before they fired: dropped, cancelled through a handle, \
+             or reset to a deadline that had already passed."
+        );
+        metrics::describe_counter!(
+            names::REJECTED,
+            Unit::Count,
+            "Timers refused because the wheel held max_pending timers already."
+        );
+        metrics::describe_histogram!(
+            names::LAG,
+            Unit::Seconds,
+            "How long after the end of the tick it planned to wake at the timer driver ran, \
+             each time it woke for one: how late a blocked or busy runtime let the timers be."
+        );
+    }
+
+    /// One sample of the lag histogram. (The driver measures no lag before
+    /// its first pass, which comes after the first publication.)
+    pub(super) fn record_lag(telemetry: &super::Telemetry, lag: Duration) {
+        if let Some(h) = lock(&telemetry.publisher.lag_handle).as_ref() {
+            h.record(lag.as_secs_f64());
+        }
+    }
+
+    /// Hands `shards`' counts, summed with those of the other wheels of its
+    /// name, to the recorder. Returns whether they changed since this
+    /// wheel's last publication.
+    pub(super) fn publish(telemetry: &super::Telemetry, shards: &Shards) -> bool {
+        let p = &telemetry.publisher;
+        let now = Counts::read(shards);
+        let mut last = lock(&p.last);
+        let changed = now != *last;
+        let mut totals = lock(&TOTALS);
+        let i = match totals.iter().position(|(n, _)| *n == telemetry.name) {
+            Some(i) => i,
+            None => {
+                totals.push((telemetry.name, Counts::default()));
+                totals.len() - 1
+            }
+        };
+        let sum = &mut totals[i].1;
+        sum.add_change(&last, &now);
+        *last = now;
+        // Under the lock: publications of one name reach the recorder in
+        // the order of their sums.
+        metrics::with_recorder(|r| {
+            r.register_gauge(&p.pending, &METADATA)
+                .set(sum.pending as f64);
+            r.register_counter(&p.registered, &METADATA)
+                .absolute(sum.registered);
+            r.register_counter(&p.fired, &METADATA).absolute(sum.fired);
+            r.register_counter(&p.cancelled, &METADATA)
+                .absolute(sum.cancelled);
+            r.register_counter(&p.rejected, &METADATA)
+                .absolute(sum.rejected);
+            *lock(&p.lag_handle) = Some(r.register_histogram(&p.lag, &METADATA));
+        });
+        changed
+    }
+
+    /// The publisher: publishes at once, then every interval, while the
+    /// driver runs. Never ends.
+    pub(super) async fn publish_every(telemetry: &super::Telemetry, shards: &Shards) {
+        let p = &telemetry.publisher;
+        describe();
+        publish(telemetry, shards);
+        let mut sleep = Box::pin(tokio::time::sleep(p.interval));
+        loop {
+            let start = (Instant::now(), std::time::Instant::now());
+            let deadline = start.0 + p.interval;
+            sleep.as_mut().reset(deadline);
+            // As in the driver: a reset fires a sleep at once when tokio's
+            // timer has shut down, and polling it then would panic. The
+            // driver is about to stop, and `stopped` publishes.
+            if sleep.is_elapsed() && Instant::now() < deadline {
+                return std::future::pending().await;
+            }
+            sleep.as_mut().await;
+            if !publish(telemetry, shards) && clock_is_driven(start, p.interval) {
+                p.parked.store(true, Ordering::Relaxed);
+                p.wake.notified().await;
+                p.parked.store(false, Ordering::Relaxed);
+                publish(telemetry, shards);
+            }
+        }
+    }
+
+    /// Whether tokio's clock has run ahead of the real one since `start`
+    /// (by more than half of `interval`, which `start` was an interval
+    /// ago): it is paused, and advanced by a test or by auto-advance.
+    fn clock_is_driven(start: (Instant, std::time::Instant), interval: Duration) -> bool {
+        start.0.elapsed() > start.1.elapsed() + interval / 2
+    }
+}
+
+// ===== tracing events =====
+
+#[cfg(feature = "tracing")]
+mod events {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use tokio::time::Instant;
+
+    use crate::engine::shards::Shards;
+
+    /// At most one stall event per this much time, per wheel.
+    const STALL_EVENT_EVERY: Duration = Duration::from_secs(1);
+
+    /// The stall threshold and when the wheel last reported a stall.
+    #[derive(Debug)]
+    pub(super) struct Stall {
+        threshold: Duration,
+        last: Mutex<Option<Instant>>,
+    }
+
+    impl Stall {
+        pub(super) fn new(threshold: Duration) -> Stall {
+            Stall {
+                threshold,
+                last: Mutex::new(None),
+            }
+        }
+    }
+
+    pub(super) fn started(telemetry: &super::Telemetry, shards: &Shards) {
+        let core = &shards.core;
+        tracing::debug!(
+            target: "hashwheel",
+            wheel = telemetry.name,
+            tick_ms = core.clock.tick().as_millis() as u64,
+            slots = core.slots,
+            shards = shards.shards.len(),
+            "timer driver started"
+        );
+    }
+
+    pub(super) fn stopped(telemetry: &super::Telemetry, shards: &Shards) {
+        let c = shards.counts();
+        tracing::debug!(
+            target: "hashwheel",
+            wheel = telemetry.name,
+            fired = c.fired,
+            cancelled = c.cancelled,
+            shut_down = c.drained,
+            "timer driver stopped; the wheel has shut down"
+        );
+    }
+
+    /// Reports a pass `lag` late, if that is beyond the threshold and the
+    /// wheel has not reported one within the last second.
+    pub(super) fn check_stall(telemetry: &super::Telemetry, shards: &Shards, lag: Duration) {
+        let stall = &telemetry.stall;
+        if lag <= stall.threshold {
+            return;
+        }
+        let now = Instant::now();
+        {
+            let mut last = stall.last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|t| now < t + STALL_EVENT_EVERY) {
+                return;
+            }
+            *last = Some(now);
+        }
+        let pending = shards.counts().pending;
+        tracing::warn!(
+            target: "hashwheel",
+            wheel = telemetry.name,
+            lag_ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX),
+            pending,
+            "timers are running late: the timer driver ran long after its tick \
+             (a blocked or overloaded runtime)"
+        );
+    }
+}
