@@ -42,6 +42,11 @@
 //!   at the first poll finding its future pending (as pingora's
 //!   `fast_timeout`): a future ready at once costs no clock read.
 //! - When the wheel shuts down, pending timers complete instead of hanging.
+//! - [`io`] wraps any stream as tokio-io-timeout does (switch by the `use`
+//!   line), `Unpin`, with an idle timeout to reap connections by.
+//!
+//! The [`migration`] guide takes a program over from `tokio::time`,
+//! tokio-util's `DelayQueue`, hyper and tower, or tokio-io-timeout.
 //!
 //! # Features
 //!
@@ -61,7 +66,7 @@
 //!   its driver's lag (histogram `hashwheel_driver_lag_seconds`) through the
 //!   [`metrics`](https://docs.rs/metrics) facade, labelled `wheel` with
 //!   [`Builder::name`], to whatever recorder the program installs
-//!   (Prometheus, StatsD, ...). [`Wheel::metrics`] shows the same numbers
+//!   (Prometheus, StatsD, ...). [`Wheel::metrics`] holds the same numbers
 //!   without it.
 //! - `tracing`: a `WARN` event (target `hashwheel`, fields `wheel`,
 //!   `lag_ms`, `pending`) when the driver runs later than
@@ -128,6 +133,9 @@ pub use tokio::time::MissedTickBehavior;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub use tokio::time::{advance, pause, resume};
 pub use wheel::Wheel;
+
+#[doc = include_str!("../docs/migration.md")]
+pub mod migration {}
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

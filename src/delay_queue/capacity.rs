@@ -1,0 +1,111 @@
+//! A `DelayQueue`'s size and memory: how many values it holds, the room
+//! it keeps for them, and giving that room back.
+
+use super::DelayQueue;
+
+impl<T> DelayQueue<T> {
+    /// The number of values in the queue, expired ones not yet returned
+    /// included.
+    pub fn len(&self) -> usize {
+        self.wheel.len()
+    }
+
+    /// Whether the queue holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.wheel.len() == 0
+    }
+
+    /// How many values the queue can hold without allocating.
+    pub fn capacity(&self) -> usize {
+        self.wheel.capacity()
+    }
+
+    /// Makes room for at least `additional` more values.
+    pub fn reserve(&mut self, additional: usize) {
+        self.wheel.reserve(additional);
+    }
+
+    /// Gives back as much memory as possible without moving any value: after
+    /// a burst has drained, all of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let keys: Vec<_> = (0..10_000).map(|i| queue.insert(i, Duration::from_secs(1))).collect();
+    /// for key in &keys {
+    ///     queue.remove(key);
+    /// }
+    /// queue.shrink_to_fit();
+    /// assert_eq!(queue.capacity(), 0);
+    /// # }
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.wheel.shrink_to_fit();
+    }
+
+    /// Removes every value. A task waiting in
+    /// [`poll_expired`](DelayQueue::poll_expired) is woken, to see
+    /// `Ready(None)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert("a", Duration::from_secs(5));
+    /// queue.clear();
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
+    pub fn clear(&mut self) {
+        let had_values = self.wheel.len() > 0;
+        self.wheel.clear();
+        self.armed = None;
+        if had_values {
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Gives back the memory of removed values, keeping every [`Key`](super::Key)
+    /// valid: tokio-util's `compact`.
+    ///
+    /// tokio-util moves values to the front of its slab and keeps a map from
+    /// old keys to new places. Keys here are generational slab indices that
+    /// must not move, so compaction gives back the room after the last
+    /// value held, as [`shrink_to_fit`](DelayQueue::shrink_to_fit) does:
+    /// all of it once the queue has drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let keys: Vec<_> = (0..1000).map(|i| queue.insert(i, Duration::from_secs(1))).collect();
+    /// for key in &keys[1..] {
+    ///     queue.remove(key);
+    /// }
+    /// queue.compact();
+    /// assert!(queue.capacity() < 1000);
+    /// assert_eq!(*queue.remove(&keys[0]).get_ref(), 0); // the key still works
+    /// # }
+    /// ```
+    pub fn compact(&mut self) {
+        self.wheel.shrink_to_fit();
+    }
+}
