@@ -439,37 +439,6 @@ impl<T> HashedWheel<T> {
         }
     }
 
-    pub(super) fn push_due(&mut self, key: u32) {
-        let tail = self.due_tail;
-        {
-            let e = &mut self.entries[key as usize];
-            e.prev = NIL;
-            e.next = NIL;
-        }
-        if tail == NIL {
-            self.due_head = key;
-        } else {
-            self.entries[tail as usize].next = key;
-            self.entries[key as usize].prev = tail;
-        }
-        self.due_tail = key;
-    }
-
-    pub(super) fn push_due_front(&mut self, key: u32) {
-        let head = self.due_head;
-        {
-            let e = &mut self.entries[key as usize];
-            e.prev = NIL;
-            e.next = head;
-        }
-        if head == NIL {
-            self.due_tail = key;
-        } else {
-            self.entries[head as usize].prev = key;
-        }
-        self.due_head = key;
-    }
-
     /// Unlinks a linked entry from its bucket or from the due list.
     pub(super) fn unlink(&mut self, key: u32) {
         let tick = self.entries[key as usize].tick;
