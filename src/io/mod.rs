@@ -72,16 +72,14 @@
 //!
 //! - A wrapper with no timeout set holds one null pointer beside the
 //!   stream, allocates nothing, and adds a branch to each operation.
-//! - Setting a timeout allocates one box for the wrapper's timeouts, which
-//!   later holds a [`Sleep`](crate::Sleep) for each direction that has
-//!   waited with a timeout: one wheel entry per direction, made by its first
-//!   wait (one uncontended shard lock), and moved from then on.
-//! - An operation that completes ends its direction's countdown (two
-//!   stores, when one runs), and with an idle timeout reads the clock. It neither cancels
-//!   nor moves the sleep: no lock.
+//! - Setting a timeout allocates one box for the wrapper's timeouts. Each
+//!   direction that waits with a timeout set gets one
+//!   [`Sleep`](crate::Sleep), made at its first wait and reused after.
+//! - An operation that completes ends its direction's countdown with a
+//!   couple of stores (and, with an idle timeout, a clock read); it neither
+//!   cancels nor moves the sleep.
 //! - An operation that waits starts a countdown: one clock read, and a
-//!   move of the sleep to a later deadline, which takes no lock (but the
-//!   first move of each new entry, which takes it once: see
+//!   move of the sleep to a later deadline, O(1) (see
 //!   [`Sleep::reset`](crate::Sleep::reset)).
 //! - A sleep left behind when its operation completed may wake its task
 //!   once at its old deadline, if no operation has waited since; the poll
@@ -89,8 +87,8 @@
 //!
 //! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
 //! wrapper, which must be pinned); after a countdown, each completed
-//! operation resets it to now, which takes tokio's timer lock and wakes the
-//! task once more.
+//! operation resets that sleep to now, which goes through tokio's timer
+//! and wakes the task once more.
 //!
 //! # Differences from tokio-io-timeout
 //!
