@@ -141,8 +141,8 @@ impl<T> DelayQueue<T> {
     /// Gives back the memory of removed values, keeping every [`Key`](super::Key)
     /// valid: tokio-util's `compact`.
     ///
-    /// tokio-util moves values to the front of its slab and keeps a map from
-    /// old keys to new places. Keys here are generational slab indices that
+    /// tokio-util moves values to the front of its storage and keeps a map
+    /// from old keys to new places. Keys here name a value's place, which
     /// must not move, so compaction gives back the room after the last
     /// value held, as [`shrink_to_fit`](DelayQueue::shrink_to_fit) does:
     /// all of it once the queue has drained.

@@ -9,10 +9,10 @@ use tokio::time::Instant;
 /// [`insert`](super::DelayQueue::insert).
 ///
 /// Keys are generational: once its value has been removed or has expired, a
-/// key never reaches another value, even one stored in the same slot; the
+/// key never reaches another value, even one stored in its place; the
 /// `try_` methods return `None` for it and the others panic. (A queue
 /// counts generations in 32 bits: only a key kept across 2^32 - 1 later
-/// inserts, whose slot then holds the value of exactly the insert that
+/// inserts, whose place then holds the value of exactly the insert that
 /// brought the count round, could match again.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Key {

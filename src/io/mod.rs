@@ -31,36 +31,6 @@
 //!   is: no `Box::pin` or `tokio::pin!` before use, and the setters that
 //!   take `&mut self` work at any time.
 //!
-//! # Examples
-//!
-//! A server's accept loop, reaping connections idle for 60 s:
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use hashwheel::io::TimeoutStream;
-//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
-//!
-//! # #[allow(dead_code)]
-//! # async fn serve() -> std::io::Result<()> {
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! loop {
-//!     let (socket, _) = listener.accept().await?;
-//!     let mut conn = TimeoutStream::new(socket);
-//!     conn.set_idle_timeout(Some(Duration::from_secs(60)));
-//!     tokio::spawn(async move {
-//!         let mut buf = [0; 1024];
-//!         // An idle connection's read returns `TimedOut`: the loop ends
-//!         // and the socket is closed.
-//!         while let Ok(n @ 1..) = conn.read(&mut buf).await {
-//!             if conn.write_all(&buf[..n]).await.is_err() {
-//!                 break;
-//!             }
-//!         }
-//!     });
-//! }
-//! # }
-//! ```
-//!
 //! # Which wheel
 //!
 //! `new` makes a wrapper whose timer, made when an operation first waits
@@ -126,6 +96,36 @@
 //!
 //! An operation that does not wait goes on working: the error is never
 //! early, and never a hang or a panic.
+//!
+//! # Examples
+//!
+//! A server's accept loop, reaping connections idle for 60 s:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use hashwheel::io::TimeoutStream;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[allow(dead_code)]
+//! # async fn serve() -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! loop {
+//!     let (socket, _) = listener.accept().await?;
+//!     let mut conn = TimeoutStream::new(socket);
+//!     conn.set_idle_timeout(Some(Duration::from_secs(60)));
+//!     tokio::spawn(async move {
+//!         let mut buf = [0; 1024];
+//!         // An idle connection's read returns `TimedOut`: the loop ends
+//!         // and the socket is closed.
+//!         while let Ok(n @ 1..) = conn.read(&mut buf).await {
+//!             if conn.write_all(&buf[..n]).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     });
+//! }
+//! # }
+//! ```
 //!
 //! [`TimeoutReader`]: crate::io::TimeoutReader
 //! [`TimeoutWriter`]: crate::io::TimeoutWriter
