@@ -76,6 +76,22 @@ impl Delay {
     }
 
     /// A handle that can cancel this delay from anywhere.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(30));
+    /// let handle = delay.handle();
+    /// // Handles are `Send`: cancel from another task.
+    /// tokio::spawn(async move { handle.cancel() }).await.unwrap();
+    /// assert!(delay.await.unwrap_err().is_cancelled());
+    /// # }
+    /// ```
     pub fn handle(&self) -> TimeoutHandle {
         TimeoutHandle {
             entry: self.entry.clone(),
@@ -83,6 +99,23 @@ impl Delay {
     }
 
     /// The instant at which this delay expires.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_millis(20);
+    /// let delay = wheel.delay_at(at);
+    /// assert!(delay.deadline() >= at);
+    /// delay.await.unwrap();
+    /// assert!(Instant::now() >= at);
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
     }
@@ -115,8 +148,8 @@ impl Drop for Delay {
 ///
 /// A handle refers to its own delay only. Once that delay is gone (it
 /// expired, was cancelled, or was dropped) the handle does nothing and keeps
-/// reporting how it ended; it never touches another timer, even one that
-/// reuses the wheel slot.
+/// reporting how it ended; it never touches another timer, even one made
+/// later in its place.
 ///
 /// # Examples
 ///
@@ -145,28 +178,93 @@ impl TimeoutHandle {
     }
 
     /// Cancels the delay: it resolves to an error for which
-    /// [`Error::is_cancelled`] holds, and its entry leaves the wheel now.
+    /// [`Error::is_cancelled`] holds, and the wheel forgets its timer at once.
     ///
     /// Returns `true` if this call cancelled a pending delay, `false` if it
     /// had already expired, been cancelled, or been dropped. Cancelling a
     /// scheduled task drops its future without running it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(30));
+    /// let handle = delay.handle();
+    /// assert!(handle.cancel()); // this call cancelled it
+    /// assert!(!handle.cancel()); // nothing left to cancel
+    /// assert!(delay.await.unwrap_err().is_cancelled());
+    /// # }
+    /// ```
     pub fn cancel(&self) -> bool {
         self.entry.cancel()
     }
 
     /// Whether the delay was cancelled, through a handle or by being dropped
     /// before it expired.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(30));
+    /// let handle = delay.handle();
+    /// assert!(!handle.is_cancelled());
+    /// drop(delay); // dropping a pending delay cancels it
+    /// assert!(handle.is_cancelled());
+    /// # }
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.entry.is_cancelled()
     }
 
     /// Whether the delay has expired: its deadline passed and the wheel
     /// fired it (for a scheduled task: the task was spawned).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_millis(10));
+    /// let handle = delay.handle();
+    /// assert!(!handle.is_expired());
+    /// delay.await.unwrap();
+    /// assert!(handle.is_expired());
+    /// assert!(!handle.is_cancelled());
+    /// # }
+    /// ```
     pub fn is_expired(&self) -> bool {
         self.entry.is_expired()
     }
 
     /// The instant at which the delay expires.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(5));
+    /// let handle = delay.handle();
+    /// assert_eq!(handle.deadline(), delay.deadline());
+    /// assert!(handle.deadline() >= Instant::now() + Duration::from_secs(5));
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
     }
@@ -205,6 +303,20 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let first = wheel.try_delay(Duration::from_millis(10)).unwrap();
+    /// assert!(wheel.try_delay(Duration::from_millis(10)).unwrap_err().is_at_capacity());
+    /// assert!(first.await.is_ok());
+    /// # }
+    /// ```
     pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
         let shard = self.claim()?;
         Ok(Delay::after(shard, duration))
@@ -215,6 +327,21 @@ impl Wheel {
     /// # Panics
     ///
     /// When the wheel is at capacity; see [`try_delay_at`](Wheel::try_delay_at).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_millis(10);
+    /// assert!(wheel.delay_at(at).await.is_ok());
+    /// assert!(Instant::now() >= at);
+    /// # }
+    /// ```
     #[track_caller]
     pub fn delay_at(&self, deadline: Instant) -> Delay {
         let shard = self.claim_or_panic("delay_at");
@@ -227,6 +354,22 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let at = Instant::now() + Duration::from_millis(10);
+    /// let first = wheel.try_delay_at(at).unwrap();
+    /// assert!(wheel.try_delay_at(at).unwrap_err().is_at_capacity());
+    /// assert!(first.await.is_ok());
+    /// # }
+    /// ```
     pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
         let shard = self.claim()?;
         Ok(Delay::until(shard, deadline))

@@ -22,11 +22,8 @@
 //! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's default
 //! `Timer::reset` drops the sleep and allocates a new one;
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own
-//! sleeps and moves their deadline in place: no new wheel entry. A deadline
-//! moved later only records its tick: the first such move takes one
-//! uncontended shard lock (to share the entry's due word with the sleep),
-//! the ones after it take no lock, nor does a move within the deadline's
-//! tick. (hyper
+//! sleeps and moves their deadline in place, in O(1) with no allocation
+//! and no new timer (see [`Sleep::reset`](crate::Sleep::reset)). (hyper
 //! 1.x resets the timer of its HTTP/2 keep-alive pings; its HTTP/1 server
 //! drops the header-read sleep once a request head has arrived and asks for
 //! a new one when the connection next waits for a head.)
@@ -136,6 +133,29 @@ impl Timer {
     /// each one is made on ([`Wheel::current`]).
     ///
     /// Building it looks nothing up: it can be made outside a runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hyper::rt::Timer as _;
+    /// use std::time::Duration;
+    ///
+    /// // No runtime needed to build it ...
+    /// let timer = hashwheel::hyper::Timer::new();
+    /// assert!(timer.wheel().is_none());
+    ///
+    /// // ... only to ask it for a sleep, as hyper does on its connections.
+    /// let runtime = tokio::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .start_paused(true)
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(async {
+    ///     let start = timer.now();
+    ///     timer.sleep(Duration::from_millis(10)).await;
+    ///     assert!(timer.now() >= start + Duration::from_millis(10));
+    /// });
+    /// ```
     pub fn new() -> Timer {
         Timer { wheel: None }
     }
@@ -143,6 +163,18 @@ impl Timer {
     /// The wheel this timer uses, if it was built from one; `None` for
     /// [`Timer::new`], whose sleeps go to the current runtime's default
     /// wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timer = hashwheel::hyper::Timer::from(wheel.clone());
+    /// assert_eq!(timer.wheel().unwrap().tick(), wheel.tick());
+    /// assert!(hashwheel::hyper::Timer::new().wheel().is_none());
+    /// # }
+    /// ```
     pub fn wheel(&self) -> Option<&Wheel> {
         self.wheel.as_ref()
     }
@@ -211,32 +243,127 @@ impl ::hyper::rt::Timer for Timer {
 
 impl Sleep {
     /// The instant at which this sleep completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = tokio::time::Instant::now() + Duration::from_secs(3);
+    /// let sleep = hashwheel::hyper::Sleep::from(wheel.sleep_until(at));
+    /// assert_eq!(sleep.deadline(), at);
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.inner.deadline()
     }
 
-    /// Whether this sleep has completed, or its deadline has passed.
+    /// Whether this sleep's timer has fired, as
+    /// [`crate::Sleep::is_elapsed`] tells: it has been polled or reset and
+    /// its deadline's tick has come. A sleep never polled nor reset is not
+    /// elapsed, even after its deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut sleep = hashwheel::hyper::Sleep::from(wheel.sleep(Duration::from_millis(10)));
+    /// assert!(!sleep.is_elapsed());
+    /// (&mut sleep).await;
+    /// assert!(sleep.is_elapsed());
+    /// # }
+    /// ```
     pub fn is_elapsed(&self) -> bool {
         self.inner.is_elapsed()
     }
 
     /// Moves the deadline in place: see [`crate::Sleep::reset`]. This is
     /// what [`Timer`]'s `reset` does with its own sleeps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let mut sleep = hashwheel::hyper::Sleep::from(wheel.sleep(Duration::from_millis(10)));
+    /// sleep.reset(start + Duration::from_millis(30));
+    /// (&mut sleep).await;
+    /// assert!(start.elapsed() >= Duration::from_millis(30));
+    /// # }
+    /// ```
     pub fn reset(&mut self, deadline: Instant) {
         self.inner.reset(deadline);
     }
 
     /// The hashwheel sleep inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let sleep = hashwheel::hyper::Sleep::from(wheel.sleep(Duration::from_secs(1)));
+    /// assert_eq!(sleep.get_ref().deadline(), sleep.deadline());
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &WheelSleep {
         &self.inner
     }
 
     /// The hashwheel sleep inside, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut sleep = hashwheel::hyper::Sleep::from(wheel.sleep(Duration::from_secs(1)));
+    /// let at = Instant::now() + Duration::from_secs(5);
+    /// sleep.get_mut().reset(at);
+    /// assert_eq!(sleep.deadline(), at);
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut WheelSleep {
         &mut self.inner
     }
 
     /// Gives back the hashwheel sleep inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let sleep = hashwheel::hyper::Sleep::from(wheel.sleep(Duration::from_millis(10)));
+    /// let inner: hashwheel::Sleep = sleep.into_inner();
+    /// inner.await;
+    /// assert!(start.elapsed() >= Duration::from_millis(10));
+    /// # }
+    /// ```
     pub fn into_inner(self) -> WheelSleep {
         self.inner
     }

@@ -67,11 +67,51 @@ impl Interval {
     /// # Cancel safety
     ///
     /// Cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// assert_eq!(interval.tick().await, start); // the first tick is at once
+    /// assert_eq!(interval.tick().await, start + Duration::from_millis(10));
+    /// assert!(Instant::now() >= start + Duration::from_millis(10));
+    /// # }
+    /// ```
     pub async fn tick(&mut self) -> Instant {
         std::future::poll_fn(|cx| self.poll_tick(cx)).await
     }
 
     /// Polls for the next tick; the waker of `cx` is woken when it comes.
+    ///
+    /// `Ready` holds the instant the tick was scheduled for, as
+    /// [`tick`](Interval::tick) returns it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::future::poll_fn;
+    /// use std::task::Poll;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// let first = poll_fn(|cx| interval.poll_tick(cx)).await;
+    /// // The next tick is not due yet: the poll is pending.
+    /// let pending = poll_fn(|cx| Poll::Ready(interval.poll_tick(cx).is_pending())).await;
+    /// assert!(pending);
+    /// let second = poll_fn(|cx| interval.poll_tick(cx)).await;
+    /// assert_eq!(second, first + Duration::from_millis(10));
+    /// # }
+    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         if self.sleep.poll_sleep(cx).is_pending() {
             return Poll::Pending;
@@ -127,26 +167,109 @@ impl Interval {
     }
 
     /// Makes the next tick come at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_secs(60));
+    /// interval.tick().await;
+    /// interval.reset_immediately();
+    /// let start = Instant::now();
+    /// interval.tick().await; // not a minute later
+    /// assert!(start.elapsed() < Duration::from_secs(1));
+    /// # }
+    /// ```
     pub fn reset_immediately(&mut self) {
         self.sleep.reset(Instant::now());
     }
 
     /// Makes the next tick come `after` from now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// interval.tick().await;
+    /// let start = Instant::now();
+    /// interval.reset_after(Duration::from_millis(50));
+    /// assert!(interval.tick().await >= start + Duration::from_millis(50));
+    /// assert!(start.elapsed() >= Duration::from_millis(50));
+    /// # }
+    /// ```
     pub fn reset_after(&mut self, after: Duration) {
         self.sleep.reset(later(Instant::now(), after));
     }
 
     /// Makes the next tick come at `deadline`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut interval = wheel.interval(Duration::from_millis(10));
+    /// interval.tick().await;
+    /// let at = Instant::now() + Duration::from_millis(30);
+    /// interval.reset_at(at);
+    /// assert_eq!(interval.tick().await, at);
+    /// assert!(Instant::now() >= at);
+    /// # }
+    /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
         self.sleep.reset(deadline);
     }
 
     /// The period.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let interval = wheel.interval(Duration::from_millis(250));
+    /// assert_eq!(interval.period(), Duration::from_millis(250));
+    /// # }
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
-    /// What happens to missed ticks.
+    /// What happens to missed ticks: `Burst` unless
+    /// [`set_missed_tick_behavior`](Interval::set_missed_tick_behavior)
+    /// changed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::MissedTickBehavior;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let interval = wheel.interval(Duration::from_millis(10));
+    /// assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// # }
+    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed
     }

@@ -21,8 +21,8 @@ pin_project! {
     /// inner future's output if that completes first, `Err(Elapsed)` when
     /// the time runs out. Only the start differs.
     ///
-    /// - **Ready on its first poll:** no clock is read and no wheel entry
-    ///   is made (no lock is taken). Made by the free function, it does not
+    /// - **Ready on its first poll:** no clock is read and no timer is
+    ///   registered. Made by the free function, it does not
     ///   even look up the runtime or its wheel. This is the case it exists
     ///   for: a request whose data is already buffered, a cache hit.
     /// - **Pending on its first poll:** the clock is read then, and the
@@ -86,22 +86,93 @@ impl<F> LazyTimeout<F> {
     }
 
     /// The inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timeout = wheel.lazy_timeout(Duration::from_secs(1), std::future::ready(3));
+    /// assert_eq!(timeout.get_ref().clone().await, 3);
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+    /// let mut timeout = wheel.lazy_timeout(Duration::from_secs(1), rx);
+    /// tx.send(5).unwrap();
+    /// // Reach through to the receiver without waiting.
+    /// assert_eq!(timeout.get_mut().try_recv(), Ok(5));
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Gives back the inner future, dropping the timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timeout = wheel.lazy_timeout(Duration::from_millis(1), async { 9 });
+    /// let work = timeout.into_inner(); // no time limit any more
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(work.await, 9);
+    /// # }
+    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }
 
     /// The deadline, once the timer has started (at the first poll that
     /// found the inner future pending); `None` before.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::future::{poll_fn, Future};
+    /// use std::pin::Pin;
+    /// use std::task::Poll;
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut timeout = wheel.lazy_timeout(Duration::from_secs(2), std::future::pending::<()>());
+    /// assert_eq!(timeout.deadline(), None);
+    ///
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// let polled_at = Instant::now();
+    /// // The first poll finds the future pending: the two seconds start now.
+    /// poll_fn(|cx| {
+    ///     assert!(Pin::new(&mut timeout).poll(cx).is_pending());
+    ///     Poll::Ready(())
+    /// })
+    /// .await;
+    /// assert!(timeout.deadline().unwrap() >= polled_at + Duration::from_secs(2));
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Option<Instant> {
         match (self.limit, &self.sleep) {
             (None, Some(sleep)) => Some(sleep.deadline()),
@@ -151,7 +222,7 @@ impl<F: Future> Future for LazyTimeout<F> {
 impl Wheel {
     /// Requires `future` to complete within `duration` of the first poll
     /// at which it is pending: a [`LazyTimeout`]. A future that is ready
-    /// on its first poll costs no clock read and no wheel entry; otherwise
+    /// on its first poll costs no clock read and no timer; otherwise
     /// the deadline counts from that poll, not from this call as with
     /// [`timeout`](Wheel::timeout), so it can only be later.
     ///
@@ -189,6 +260,21 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let first = wheel.try_lazy_timeout(Duration::from_secs(1), std::future::ready(1)).unwrap();
+    /// let refused = wheel.try_lazy_timeout(Duration::from_secs(1), std::future::ready(2));
+    /// assert!(refused.unwrap_err().is_at_capacity());
+    /// assert_eq!(first.await, Ok(1));
+    /// # }
+    /// ```
     pub fn try_lazy_timeout<F: IntoFuture>(
         &self,
         duration: Duration,

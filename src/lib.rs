@@ -1,12 +1,12 @@
-//! A timer for tokio programs with millions of timeouts: a slab-backed
-//! hashed timing wheel (Varghese & Lauck 1996, the scheme behind Netty's
+//! A timer for tokio programs with millions of timeouts: a hashed timing
+//! wheel (Varghese & Lauck 1996, the scheme behind Netty's
 //! `HashedWheelTimer`) driven by one tokio task.
 //!
 //! Servers keep a timeout or two per connection and per request, and almost
-//! none of them fire. `tokio::time` pays a runtime-wide lock to register and
-//! cancel each one, and its `Sleep` is `!Unpin`. Here every timer is a slab
-//! entry in a per-thread shard: registering and cancelling are O(1) under an
-//! uncontended lock, and every future is `Unpin`, `Send` and `Sync`.
+//! none of them fire. Here starting and cancelling a timer cost O(1),
+//! threads making timers at once do not wait on each other, and every
+//! future is `Unpin`, `Send` and `Sync`. [`Wheel`'s implementation
+//! notes](Wheel#implementation) tell how.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -129,6 +129,24 @@ pub use tokio::time::MissedTickBehavior;
 /// tokio's test clock controls, re-exported behind the `test-util`
 /// feature (which enables tokio's): a paused-clock suite that calls
 /// `time::advance` keeps those calls when `time` becomes hashwheel.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use hashwheel as time; // was: use tokio::time;
+/// use std::time::Duration;
+///
+/// time::pause();
+/// let start = time::Instant::now();
+/// let sleep = time::sleep(Duration::from_secs(60));
+/// time::advance(Duration::from_secs(60)).await;
+/// sleep.await; // a minute on the paused clock, at once
+/// assert!(start.elapsed() >= Duration::from_secs(60));
+/// time::resume();
+/// # }
+/// ```
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub use tokio::time::{advance, pause, resume};

@@ -29,8 +29,8 @@ impl Wheel {
     /// Spawns `future` on the current runtime `duration` from now: Netty's
     /// `newTimeout(task, delay)` for async code.
     ///
-    /// Until then the future waits in the wheel, costing one wheel entry and
-    /// no tokio task; cancelling the returned handle first drops it without
+    /// Until then the future waits in the wheel, costing one timer and no
+    /// tokio task; cancelling the returned handle first drops it without
     /// running it. Its output is discarded. If the wheel shuts down first, the
     /// future is dropped and the handle reports neither expired nor cancelled.
     ///
@@ -70,13 +70,32 @@ impl Wheel {
     /// Like [`spawn_after`](Wheel::spawn_after), but returns an error when
     /// the wheel is at capacity.
     ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    ///
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     ///
-    /// # Panics
+    /// # Examples
     ///
-    /// Outside a tokio runtime.
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let (tx, rx) = tokio::sync::oneshot::channel();
+    /// let first = wheel
+    ///     .try_spawn_after(Duration::from_secs(1), async move { tx.send(1).unwrap() })
+    ///     .unwrap();
+    /// let refused = wheel.try_spawn_after(Duration::from_secs(1), async {});
+    /// assert!(refused.unwrap_err().is_at_capacity());
+    /// assert_eq!(rx.await.unwrap(), 1);
+    /// assert!(first.is_expired());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn try_spawn_after<F>(&self, duration: Duration, future: F) -> Result<TimeoutHandle, Error>
     where
@@ -95,7 +114,25 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime, or when the wheel is at capacity.
+    /// Outside a tokio runtime, or when the wheel is at capacity (see
+    /// [`try_spawn_at`](Wheel::try_spawn_at)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_millis(250);
+    /// let (tx, rx) = tokio::sync::oneshot::channel();
+    /// let handle = wheel.spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
+    /// assert!(rx.await.unwrap() >= at);
+    /// assert!(handle.is_expired());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
     where
@@ -111,13 +148,31 @@ impl Wheel {
     /// Like [`spawn_at`](Wheel::spawn_at), but returns an error when the
     /// wheel is at capacity.
     ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    ///
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
     ///
-    /// # Panics
+    /// # Examples
     ///
-    /// Outside a tokio runtime.
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_secs(1);
+    /// let handle = wheel.try_spawn_at(at, async { unreachable!("cancelled") }).unwrap();
+    /// assert!(handle.cancel()); // dropped without running
+    /// tokio::time::advance(Duration::from_secs(2)).await;
+    /// assert!(handle.is_cancelled());
+    /// assert!(!handle.is_expired());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
     where
@@ -137,7 +192,7 @@ impl Wheel {
 /// Spawns `future` on the current runtime `duration` from now, timed by
 /// the runtime's default wheel; see [`Wheel::spawn_after`](crate::Wheel::spawn_after).
 ///
-/// Until then the future waits in the wheel, costing one entry and no tokio
+/// Until then the future waits in the wheel, costing one timer and no tokio
 /// task; cancelling the returned [`TimeoutHandle`] first drops it unrun.
 ///
 /// # Panics

@@ -22,9 +22,9 @@ pin_project! {
     /// It resolves to `Ok` with the inner future's output if that completes
     /// first, or to `Err(Elapsed)` at the deadline. The inner future is polled
     /// first, so a future that is ready on its first poll completes without
-    /// touching the wheel at all: no lock, no entry. Its deadline is read
-    /// from the clock when it is made, as tokio's is, and worked out in the
-    /// wheel's terms only at the first poll at which the future is pending.
+    /// registering a timer at all. Its deadline is read from the clock when
+    /// it is made, as tokio's is; the timer starts only at the first poll at
+    /// which the future is pending.
     ///
     /// `Timeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -72,21 +72,79 @@ impl<F> Timeout<F> {
     }
 
     /// The inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timeout = wheel.timeout(Duration::from_secs(1), std::future::ready(3));
+    /// assert_eq!(timeout.get_ref().clone().await, 3);
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+    /// let mut timeout = wheel.timeout(Duration::from_secs(1), rx);
+    /// tx.send(5).unwrap();
+    /// // Reach through to the receiver without waiting.
+    /// assert_eq!(timeout.get_mut().try_recv(), Ok(5));
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Gives back the inner future, dropping the timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timeout = wheel.timeout(Duration::from_millis(1), async { 9 });
+    /// let work = timeout.into_inner(); // no deadline any more
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(work.await, 9);
+    /// # }
+    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }
 
     /// The deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let timeout = wheel.timeout(Duration::from_secs(2), async {});
+    /// assert_eq!(timeout.deadline(), Instant::now() + Duration::from_secs(2));
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Instant {
         match self.at {
             Some(at) => at,
@@ -147,6 +205,21 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let first = wheel.try_timeout(Duration::from_secs(1), std::future::ready(1)).unwrap();
+    /// let refused = wheel.try_timeout(Duration::from_secs(1), std::future::ready(2));
+    /// assert!(refused.unwrap_err().is_at_capacity());
+    /// assert_eq!(first.await, Ok(1));
+    /// # }
+    /// ```
     pub fn try_timeout<F: IntoFuture>(
         &self,
         duration: Duration,
@@ -195,6 +268,23 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let slow = tokio::time::sleep(Duration::from_secs(1));
+    /// let timeout = wheel.try_timeout_at(deadline, slow).unwrap();
+    /// assert!(timeout.await.is_err());
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
     pub fn try_timeout_at<F: IntoFuture>(
         &self,
         deadline: Instant,

@@ -4,8 +4,7 @@
 //! They mean what `tower::timeout::{TimeoutLayer, Timeout}` mean: every
 //! request gets a deadline, and a request that misses it fails with a
 //! boxed [`Elapsed`](crate::error::Elapsed). The deadline is a hashwheel timer instead of a tokio
-//! one: a request that finishes first drops it, and removing it from the
-//! wheel is O(1) under a per-thread shard's lock.
+//! one: a request that finishes first drops it, which cancels it in O(1).
 //!
 //! ```
 //! use std::time::Duration;
@@ -140,6 +139,23 @@ impl TimeoutLayer {
     ///
     /// Building it looks nothing up: it can be made outside a runtime; the
     /// service it makes panics if called outside one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::tower::TimeoutLayer;
+    /// use tower::{service_fn, Layer, ServiceExt};
+    ///
+    /// let layer = TimeoutLayer::new(Duration::from_secs(5));
+    /// let fast = layer.layer(service_fn(|req: u32| async move {
+    ///     Ok::<_, std::convert::Infallible>(req * 2)
+    /// }));
+    /// assert_eq!(fast.oneshot(21).await.unwrap(), 42);
+    /// # }
+    /// ```
     pub fn new(timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,
@@ -148,6 +164,27 @@ impl TimeoutLayer {
     }
 
     /// A layer that times each request out after `timeout`, on `wheel`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::{error::Elapsed, tower::TimeoutLayer};
+    /// use tower::{service_fn, Layer, ServiceExt};
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let layer = TimeoutLayer::with_wheel(wheel.clone(), Duration::from_secs(5));
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let err = layer.layer(slow).oneshot(()).await.unwrap_err();
+    /// assert!(err.is::<Elapsed>());
+    /// assert_eq!(wheel.metrics().fired_count(), 1); // timed on `wheel`
+    /// # }
+    /// ```
     pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,
@@ -156,6 +193,18 @@ impl TimeoutLayer {
     }
 
     /// The duration each request is given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let layer = hashwheel::tower::TimeoutLayer::new(Duration::from_secs(5));
+    /// assert_eq!(layer.timeout(), Duration::from_secs(5));
+    /// # }
+    /// ```
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -199,6 +248,24 @@ impl fmt::Debug for WheelName<'_> {
 impl<S> Timeout<S> {
     /// Wraps `inner`, timing each request out after `timeout` on the
     /// default wheel of the runtime that calls it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::{error::Elapsed, tower::Timeout};
+    /// use tower::{service_fn, ServiceExt};
+    ///
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let err = Timeout::new(slow, Duration::from_secs(5)).oneshot(()).await.unwrap_err();
+    /// assert!(err.is::<Elapsed>());
+    /// # }
+    /// ```
     pub fn new(inner: S, timeout: Duration) -> Timeout<S> {
         Timeout {
             inner,
@@ -208,6 +275,27 @@ impl<S> Timeout<S> {
     }
 
     /// Wraps `inner`, timing each request out after `timeout` on `wheel`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::{error::Elapsed, tower::Timeout};
+    /// use tower::{service_fn, ServiceExt};
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let service = Timeout::with_wheel(slow, wheel.clone(), Duration::from_secs(5));
+    /// let err = service.oneshot(()).await.unwrap_err();
+    /// assert!(err.is::<Elapsed>());
+    /// assert_eq!(wheel.metrics().fired_count(), 1); // timed on `wheel`
+    /// # }
+    /// ```
     pub fn with_wheel(inner: S, wheel: Wheel, timeout: Duration) -> Timeout<S> {
         Timeout {
             inner,
@@ -217,16 +305,74 @@ impl<S> Timeout<S> {
     }
 
     /// The inner service.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::tower::Timeout;
+    /// use tower::{service_fn, ServiceExt};
+    ///
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let service = Timeout::new(slow, Duration::from_secs(5));
+    /// // The inner service, called directly, has no deadline.
+    /// assert_eq!(service.get_ref().clone().oneshot(()).await.unwrap(), "done");
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.inner
     }
 
     /// The inner service, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::tower::Timeout;
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let mut service = Timeout::new(slow, Duration::from_secs(5));
+    /// // The inner service, called directly, has no deadline.
+    /// let inner = service.get_mut().ready().await.unwrap();
+    /// assert_eq!(inner.call(()).await.unwrap(), "done");
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.inner
     }
 
     /// Gives back the inner service.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::tower::Timeout;
+    /// use tower::{service_fn, ServiceExt};
+    ///
+    /// let slow = service_fn(|_req: ()| async {
+    ///     tokio::time::sleep(Duration::from_secs(10)).await;
+    ///     Ok::<_, std::convert::Infallible>("done")
+    /// });
+    /// let service = Timeout::new(slow, Duration::from_secs(5));
+    /// let inner = service.into_inner(); // no deadline any more
+    /// assert_eq!(inner.oneshot(()).await.unwrap(), "done");
+    /// # }
+    /// ```
     pub fn into_inner(self) -> S {
         self.inner
     }

@@ -1,6 +1,7 @@
 //! Bad input and edge cases, one test each: every one ends in a clear error
 //! or a documented panic with a message, never a hang, an overflow or a
-//! misfire. The same table is in README.md ("Bad input").
+//! misfire. README.md's Guarantees sum them up in one item ("Bad input
+//! never hangs, overflows or fires early") that points here.
 
 use std::future::Future;
 use std::pin::pin;

@@ -7,14 +7,13 @@
 //! failure instead of a hang), `cancel()` returning true matches a cancelled
 //! delay one for one, nothing is left pending or in the slab, and after a
 //! burst of a million timers the heap is back within 4 MiB of where it was
-//! (the burst itself allocates about 108 MiB). The heap is counted by the
+//! (the burst itself allocates a hundred times that). The heap is counted by the
 //! workload's global allocator: bytes allocated and not freed, which is what
 //! the wheel gives back, so this is the only test in this file (a test
 //! beside it would add its own allocations). Resident memory is printed,
-//! not checked: until `8146cfa` the check read it, in a child with glibc's
-//! mmap threshold pinned, and CI still caught it at 31 MiB kept, a shard's
-//! slab that glibc had served from a free arena top and kept after its
-//! free.
+//! not checked: it says how the allocator keeps freed memory (glibc may
+//! keep a freed block at the top of an arena), not what the wheel gave
+//! back.
 
 use std::alloc::System;
 use std::time::Duration;

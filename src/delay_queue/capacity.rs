@@ -6,21 +6,81 @@ use super::DelayQueue;
 impl<T> DelayQueue<T> {
     /// The number of values in the queue, expired ones not yet returned
     /// included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert("a", Duration::from_secs(1));
+    /// queue.insert("b", Duration::from_secs(2));
+    /// assert_eq!(queue.len(), 2);
+    /// tokio::time::advance(Duration::from_secs(3)).await;
+    /// assert_eq!(queue.len(), 2); // expired, but not yet taken out
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         self.wheel.len()
     }
 
     /// Whether the queue holds no value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// assert!(queue.is_empty());
+    /// let key = queue.insert("a", Duration::from_secs(1));
+    /// assert!(!queue.is_empty());
+    /// queue.remove(&key);
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.wheel.len() == 0
     }
 
     /// How many values the queue can hold without allocating.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let queue = wheel.delay_queue_with_capacity::<u32>(100);
+    /// assert!(queue.capacity() >= 100);
+    /// # }
+    /// ```
     pub fn capacity(&self) -> usize {
         self.wheel.capacity()
     }
 
     /// Makes room for at least `additional` more values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// queue.insert(0, Duration::from_secs(1));
+    /// queue.reserve(500);
+    /// assert!(queue.capacity() >= 501);
+    /// # }
+    /// ```
     pub fn reserve(&mut self, additional: usize) {
         self.wheel.reserve(additional);
     }
@@ -81,8 +141,8 @@ impl<T> DelayQueue<T> {
     /// Gives back the memory of removed values, keeping every [`Key`](super::Key)
     /// valid: tokio-util's `compact`.
     ///
-    /// tokio-util moves values to the front of its slab and keeps a map from
-    /// old keys to new places. Keys here are generational slab indices that
+    /// tokio-util moves values to the front of its storage and keeps a map
+    /// from old keys to new places. Keys here name a value's place, which
     /// must not move, so compaction gives back the room after the last
     /// value held, as [`shrink_to_fit`](DelayQueue::shrink_to_fit) does:
     /// all of it once the queue has drained.

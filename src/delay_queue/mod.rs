@@ -1,19 +1,14 @@
-//! A queue of values that expire: tokio-util's `DelayQueue` on a hashed
-//! wheel.
-//!
-//! The queue owns a private hashed wheel (the engine's
-//! `engine::queue::QueueWheel`: the structure the shared driver uses, with
-//! no lock, as the queue has a single owner) and one alarm on the shared
-//! wheel (`engine::queue::QueueAlarm`) set for the earliest moment that can
-//! hold a due value.
-//!
-//! # Invariants
-//!
-//! - Every value in the queue is one entry of `wheel`; its slot carries the
-//!   value and the generation its [`Key`] was given.
-//! - A key is valid while the entry at its index carries its generation.
-//! - `armed` is the moment the alarm is set for, if any; every insert or
-//!   reset to an earlier one wakes the task last seen in `poll_expired`.
+//! A queue of values that expire at their deadlines, with the surface of
+//! tokio-util's `DelayQueue`: see [`DelayQueue`], its [`Key`]s and the
+//! [`Expired`] values it hands out.
+
+// Invariants kept by this module:
+//
+// - Every value in the queue is one entry of `wheel`; its slot carries the
+//   value and the generation its `Key` was given.
+// - A key is valid while the entry at its index carries its generation.
+// - `armed` is the moment the alarm is set for, if any; every insert or
+//   reset to an earlier one wakes the task last seen in `poll_expired`.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -48,25 +43,12 @@ pub use expired::{Expired, Key};
 /// - [`shrink_to_fit`](DelayQueue::shrink_to_fit) gives memory back once a
 ///   burst has drained.
 ///
-/// # Implementation
+/// Insert, reset and remove cost O(1) whatever the queue holds; handing
+/// out an expired value costs O(1) more. [`Wheel`'s implementation notes](crate::Wheel#implementation)
+/// tell how the wheel behind it works.
 ///
-/// A private hashed timing wheel (Varghese & Lauck 1996, scheme 6) with the
-/// tick and slot count of the [`Wheel`] it came from, entries
-/// in a slab chained per bucket: insert, reset and remove are O(1); expiry is
-/// O(1) per value plus a look at each bucket whose tick has come. The queue
-/// has one owner, so it takes no lock; it keeps one entry on the shared
-/// wheel, at its next due tick, so that the shared driver wakes it. Polling
-/// it again from the same task while nothing is due takes no lock either.
-///
-/// A reset to a later deadline writes the value's entry only: the entry
-/// stays in its bucket, noting how much later it is due, and moves on to
-/// its new tick when its old one comes (as tokio's timer does with a
-/// `Sleep` moved later). Moving it at once would unlink it from its two list
-/// neighbours, and at a million values each is a cache miss, where the
-/// deferred move, when the old deadline comes, finds its lines in a walk
-/// that touches them anyway. The task may then be
-/// woken at the old deadline, find nothing due, and wait again; no value
-/// ever comes out early or late.
+/// A value reset to a later deadline may wake the polling task once at its
+/// old deadline, to find nothing due; no value ever comes out early or late.
 ///
 /// After the wheel shuts down (see [`Wheel::shutdown`](crate::Wheel::shutdown))
 /// nothing will wake the queue again, so it hands out every value it holds
@@ -161,6 +143,19 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// Outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use hashwheel::DelayQueue;
+    ///
+    /// let queue: DelayQueue<u64> = DelayQueue::with_capacity(1000);
+    /// assert!(queue.capacity() >= 1000);
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
         on_default_wheel("DelayQueue::with_capacity", capacity)
@@ -202,6 +197,27 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// When the queue already holds 2^32 - 3 values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use futures::StreamExt;
+    /// use hashwheel::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let when = Instant::now() + Duration::from_secs(5);
+    /// let key = queue.insert_at("job", when);
+    /// assert!(queue.deadline(&key) >= when);
+    ///
+    /// let expired = queue.next().await.unwrap();
+    /// assert!(Instant::now() >= when);
+    /// assert_eq!(expired.into_inner(), "job");
+    /// # }
+    /// ```
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
         let at = self.wheel.deadline_at(when);
@@ -270,6 +286,21 @@ impl<T> DelayQueue<T> {
 
     /// Removes the value of `key` and returns it, or `None` when `key` is not
     /// in the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("job", Duration::from_secs(5));
+    /// assert_eq!(queue.try_remove(&key).map(|e| e.into_inner()), Some("job"));
+    /// assert!(queue.try_remove(&key).is_none()); // already gone
+    /// # }
+    /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
         if !self.valid(key) {
             return None;
@@ -328,6 +359,22 @@ impl<T> DelayQueue<T> {
 
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
     /// not in the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("conn", Duration::from_secs(30));
+    /// assert_eq!(queue.try_reset(&key, Duration::from_secs(60)), Some(()));
+    /// queue.remove(&key);
+    /// assert_eq!(queue.try_reset(&key, Duration::from_secs(60)), None);
+    /// # }
+    /// ```
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
         let at = self.wheel.deadline_after(timeout);
         self.reset_to(key, at)
@@ -339,6 +386,24 @@ impl<T> DelayQueue<T> {
     ///
     /// When `key` is not in the queue; see
     /// [`try_reset_at`](DelayQueue::try_reset_at).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use hashwheel::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("conn", Duration::from_secs(30));
+    /// let when = Instant::now() + Duration::from_secs(5);
+    /// queue.reset_at(&key, when); // sooner
+    /// assert!(queue.deadline(&key) >= when);
+    /// assert!(queue.deadline(&key) < Instant::now() + Duration::from_secs(30));
+    /// # }
+    /// ```
     #[track_caller]
     pub fn reset_at(&mut self, key: &Key, when: Instant) {
         if self.try_reset_at(key, when).is_none() {
@@ -348,6 +413,24 @@ impl<T> DelayQueue<T> {
 
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
     /// `key` is not in the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use hashwheel::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("conn", Duration::from_secs(30));
+    /// let when = Instant::now() + Duration::from_secs(5);
+    /// assert_eq!(queue.try_reset_at(&key, when), Some(()));
+    /// queue.remove(&key);
+    /// assert_eq!(queue.try_reset_at(&key, when), None);
+    /// # }
+    /// ```
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
         let at = self.wheel.deadline_at(when);
         self.reset_to(key, at)
@@ -368,6 +451,25 @@ impl<T> DelayQueue<T> {
     ///
     /// When `key` is not in the queue; see
     /// [`try_deadline`](DelayQueue::try_deadline).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use hashwheel::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let start = Instant::now();
+    /// let key = queue.insert("job", Duration::from_secs(5));
+    /// // At or after the deadline asked for, rounded up to the wheel's tick.
+    /// let deadline = queue.deadline(&key);
+    /// assert!(deadline >= start + Duration::from_secs(5));
+    /// assert!(deadline <= start + Duration::from_secs(5) + wheel.tick());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn deadline(&self, key: &Key) -> Instant {
         match self.try_deadline(key) {
@@ -378,6 +480,22 @@ impl<T> DelayQueue<T> {
 
     /// The deadline of the value of `key`, or `None` when `key` is not in
     /// the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut queue = wheel.delay_queue();
+    /// let key = queue.insert("job", Duration::from_secs(5));
+    /// assert!(queue.try_deadline(&key).is_some());
+    /// queue.remove(&key);
+    /// assert!(queue.try_deadline(&key).is_none());
+    /// # }
+    /// ```
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
         let slot = self.wheel.get(key.index)?;
         (slot.generation == key.generation).then(|| self.wheel.deadline_of(key.index))
@@ -521,6 +639,17 @@ impl Wheel {
     /// # Panics
     ///
     /// As [`delay_queue`](Wheel::delay_queue).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let queue = wheel.delay_queue_with_capacity::<String>(64);
+    /// assert!(queue.capacity() >= 64);
+    /// # }
+    /// ```
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
         let shard = self.claim_or_panic("delay_queue");

@@ -92,8 +92,8 @@ pub(crate) struct QueueWheel<T> {
 }
 
 impl<T> QueueWheel<T> {
-    /// An empty queue wheel on `core`'s clock, with room for `capacity`.
-    /// An empty queue wheel on the clock and slots of `alarm`'s wheel.
+    /// An empty queue wheel on the clock and slots of `alarm`'s wheel,
+    /// with room for `capacity` values.
     pub(crate) fn new(alarm: &QueueAlarm, capacity: usize) -> QueueWheel<T> {
         let core = alarm.core();
         let start = core.clock.now_tick();

@@ -31,36 +31,6 @@
 //!   is: no `Box::pin` or `tokio::pin!` before use, and the setters that
 //!   take `&mut self` work at any time.
 //!
-//! # Examples
-//!
-//! A server's accept loop, reaping connections idle for 60 s:
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use hashwheel::io::TimeoutStream;
-//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
-//!
-//! # #[allow(dead_code)]
-//! # async fn serve() -> std::io::Result<()> {
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! loop {
-//!     let (socket, _) = listener.accept().await?;
-//!     let mut conn = TimeoutStream::new(socket);
-//!     conn.set_idle_timeout(Some(Duration::from_secs(60)));
-//!     tokio::spawn(async move {
-//!         let mut buf = [0; 1024];
-//!         // An idle connection's read returns `TimedOut`: the loop ends
-//!         // and the socket is closed.
-//!         while let Ok(n @ 1..) = conn.read(&mut buf).await {
-//!             if conn.write_all(&buf[..n]).await.is_err() {
-//!                 break;
-//!             }
-//!         }
-//!     });
-//! }
-//! # }
-//! ```
-//!
 //! # Which wheel
 //!
 //! `new` makes a wrapper whose timer, made when an operation first waits
@@ -72,16 +42,14 @@
 //!
 //! - A wrapper with no timeout set holds one null pointer beside the
 //!   stream, allocates nothing, and adds a branch to each operation.
-//! - Setting a timeout allocates one box for the wrapper's timeouts, which
-//!   later holds a [`Sleep`](crate::Sleep) for each direction that has
-//!   waited with a timeout: one wheel entry per direction, made by its first
-//!   wait (one uncontended shard lock), and moved from then on.
-//! - An operation that completes ends its direction's countdown (two
-//!   stores, when one runs), and with an idle timeout reads the clock. It neither cancels
-//!   nor moves the sleep: no lock.
+//! - Setting a timeout allocates one box for the wrapper's timeouts. Each
+//!   direction that waits with a timeout set gets one
+//!   [`Sleep`](crate::Sleep), made at its first wait and reused after.
+//! - An operation that completes ends its direction's countdown with a
+//!   couple of stores (and, with an idle timeout, a clock read); it neither
+//!   cancels nor moves the sleep.
 //! - An operation that waits starts a countdown: one clock read, and a
-//!   move of the sleep to a later deadline, which takes no lock (but the
-//!   first move of each new entry, which takes it once: see
+//!   move of the sleep to a later deadline, O(1) (see
 //!   [`Sleep::reset`](crate::Sleep::reset)).
 //! - A sleep left behind when its operation completed may wake its task
 //!   once at its old deadline, if no operation has waited since; the poll
@@ -89,8 +57,8 @@
 //!
 //! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
 //! wrapper, which must be pinned); after a countdown, each completed
-//! operation resets it to now, which takes tokio's timer lock and wakes the
-//! task once more.
+//! operation resets that sleep to now, which goes through tokio's timer
+//! and wakes the task once more.
 //!
 //! # Differences from tokio-io-timeout
 //!
@@ -128,6 +96,36 @@
 //!
 //! An operation that does not wait goes on working: the error is never
 //! early, and never a hang or a panic.
+//!
+//! # Examples
+//!
+//! A server's accept loop, reaping connections idle for 60 s:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use hashwheel::io::TimeoutStream;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[allow(dead_code)]
+//! # async fn serve() -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! loop {
+//!     let (socket, _) = listener.accept().await?;
+//!     let mut conn = TimeoutStream::new(socket);
+//!     conn.set_idle_timeout(Some(Duration::from_secs(60)));
+//!     tokio::spawn(async move {
+//!         let mut buf = [0; 1024];
+//!         // An idle connection's read returns `TimedOut`: the loop ends
+//!         // and the socket is closed.
+//!         while let Ok(n @ 1..) = conn.read(&mut buf).await {
+//!             if conn.write_all(&buf[..n]).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     });
+//! }
+//! # }
+//! ```
 //!
 //! [`TimeoutReader`]: crate::io::TimeoutReader
 //! [`TimeoutWriter`]: crate::io::TimeoutWriter

@@ -39,7 +39,7 @@ pin_project! {
     ///
     /// It is [`Unpin`], `Send` and `Sync` when `S` is, and holds `S` and one
     /// pointer (null until a timeout is set). A successful operation with an
-    /// idle timeout set reads the clock, and takes no lock. See the
+    /// idle timeout set reads the clock, and does nothing more. See the
     /// [module docs](crate::io) for its timers, what an operation costs, and
     /// what it does once its wheel has shut down.
     ///

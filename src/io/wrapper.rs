@@ -21,6 +21,22 @@ macro_rules! wrapper {
             ///
             /// Nothing is allocated until a timeout is set, and no runtime
             /// is needed until an operation waits with one.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::io::Cursor;
+            /// use tokio::io::AsyncReadExt;
+            ///
+            /// // No timeout yet: the wrapper passes everything through.
+            #[doc = concat!("let mut io = ", "hashwheel::io::", stringify!($ty), "::new(Cursor::new(b\"hello\".to_vec()));")]
+            /// let mut text = String::new();
+            /// io.read_to_string(&mut text).await.unwrap();
+            /// assert_eq!(text, "hello");
+            /// # }
+            /// ```
             pub fn new(inner: $p) -> $ty<$p> {
                 $ty {
                     inner,
@@ -50,21 +66,71 @@ macro_rules! wrapper {
             }
 
             #[doc = concat!("A shared reference to the inner ", $noun, ".")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::io::Cursor;
+            ///
+            #[doc = concat!("let io = ", "hashwheel::io::", stringify!($ty), "::new(Cursor::new(vec![1, 2, 3]));")]
+            /// assert_eq!(io.get_ref().position(), 0);
+            /// # }
+            /// ```
             pub fn get_ref(&self) -> &$p {
                 &self.inner
             }
 
             #[doc = concat!("A mutable reference to the inner ", $noun, ".")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::io::Cursor;
+            ///
+            #[doc = concat!("let mut io = ", "hashwheel::io::", stringify!($ty), "::new(Cursor::new(vec![1, 2, 3]));")]
+            /// io.get_mut().set_position(2);
+            /// assert_eq!(io.get_ref().position(), 2);
+            /// # }
+            /// ```
             pub fn get_mut(&mut self) -> &mut $p {
                 &mut self.inner
             }
 
             #[doc = concat!("A pinned mutable reference to the inner ", $noun, ".")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::io::Cursor;
+            ///
+            #[doc = concat!("let mut io = Box::pin(", "hashwheel::io::", stringify!($ty), "::new(Cursor::new(vec![1, 2, 3])));")]
+            /// io.as_mut().get_pin_mut().set_position(1);
+            /// assert_eq!(io.get_ref().position(), 1);
+            /// # }
+            /// ```
             pub fn get_pin_mut(self: ::std::pin::Pin<&mut Self>) -> ::std::pin::Pin<&mut $p> {
                 self.project().inner
             }
 
-            #[doc = concat!("The inner ", $noun, "; the timers, if any, are dropped.")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::io::Cursor;
+            ///
+            #[doc = concat!("let io = ", "hashwheel::io::", stringify!($ty), "::new(Cursor::new(vec![1, 2, 3]));")]
+            /// let cursor: Cursor<Vec<u8>> = io.into_inner();
+            /// assert_eq!(cursor.into_inner(), [1, 2, 3]);
+            /// # }
+            /// ```
             pub fn into_inner(self) -> $p {
                 self.inner
             }
@@ -126,6 +192,21 @@ macro_rules! timeout {
     (@ $ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $doc:expr) => {
         impl<$p> $ty<$p> {
             #[doc = concat!("The ", $noun, " timeout; `None` (no timeout) until one is set.")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::time::Duration;
+            ///
+            /// let (_peer, socket) = tokio::io::duplex(64);
+            #[doc = concat!("let mut io = ", "hashwheel::io::", stringify!($ty), "::new(socket);")]
+            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), None);")]
+            #[doc = concat!("io.", stringify!($set), "(Some(Duration::from_secs(5)));")]
+            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), Some(Duration::from_secs(5)));")]
+            /// # }
+            /// ```
             pub fn $get(&self) -> Option<::std::time::Duration> {
                 self.timeouts.get($which)
             }
@@ -142,6 +223,22 @@ macro_rules! timeout {
             /// The wrapper is [`Unpin`] when what it wraps is, so this takes
             /// `&mut self` at any time, and does what
             #[doc = concat!("[`", stringify!($pinned), "`](", stringify!($ty), "::", stringify!($pinned), ") does.")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::time::Duration;
+            ///
+            /// let (_peer, socket) = tokio::io::duplex(64);
+            #[doc = concat!("let mut io = ", "hashwheel::io::", stringify!($ty), "::new(socket);")]
+            #[doc = concat!("io.", stringify!($set), "(Some(Duration::from_secs(5)));")]
+            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), Some(Duration::from_secs(5)));")]
+            #[doc = concat!("io.", stringify!($set), "(None); // no timeout again")]
+            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), None);")]
+            /// # }
+            /// ```
             pub fn $set(&mut self, timeout: Option<::std::time::Duration>) {
                 self.timeouts.set($which, timeout);
             }
@@ -150,6 +247,20 @@ macro_rules! timeout {
             #[doc = concat!("[`", stringify!($set), "`](", stringify!($ty), "::", stringify!($set), "),")]
             /// for a wrapped type that is not [`Unpin`] (and for
             /// tokio-io-timeout's callers).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+            /// # async fn main() {
+            /// use std::time::Duration;
+            ///
+            /// let (_peer, socket) = tokio::io::duplex(64);
+            #[doc = concat!("let mut io = Box::pin(", "hashwheel::io::", stringify!($ty), "::new(socket));")]
+            #[doc = concat!("io.as_mut().", stringify!($pinned), "(Some(Duration::from_secs(5)));")]
+            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), Some(Duration::from_secs(5)));")]
+            /// # }
+            /// ```
             pub fn $pinned(
                 self: ::std::pin::Pin<&mut Self>,
                 timeout: Option<::std::time::Duration>,

@@ -19,9 +19,9 @@ use crate::wheel::Wheel;
 /// never before the deadline, at most one tick (plus scheduling) after it.
 ///
 /// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
-/// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
-/// until its first poll. Dropping it drops its waker at once and gives
-/// its entry back with its shard's next batch of removals: amortised O(1).
+/// `&mut sleep` in a loop without `tokio::pin!`. It registers with its
+/// wheel only at its first poll. Dropping it drops its waker at once and
+/// cancels its timer in amortised O(1).
 ///
 /// Far deadlines behave as with tokio: a duration whose sum with now
 /// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
@@ -164,16 +164,13 @@ impl Sleep {
     /// Moves the deadline to `deadline`, whether or not the sleep has
     /// completed: a completed sleep becomes pending again.
     ///
-    /// O(1). As with tokio's timer, a deadline moved later never wakes the
-    /// task at the old one: the entry keeps its place and the driver files
-    /// it again when it gets there. A deadline that stays in the wheel tick
-    /// it was due at changes nothing in the wheel and takes no lock. The
-    /// first move to a later tick takes the shard's lock once, to share the
-    /// entry's due word with the sleep (once per registration); every later
-    /// move writes that word and takes no lock, as an idle timer reset on
-    /// every message wants. Nothing is allocated. A deadline moved earlier moves the entry;
-    /// one whose tick has ended completes the sleep and wakes the task that
-    /// last polled it.
+    /// O(1), and nothing is allocated. As with tokio's timer, a deadline
+    /// moved later never wakes the task at the old one. Moving a deadline
+    /// later, as an idle timeout reset on every message does, is the
+    /// cheapest case: one that stays within the same wheel tick changes
+    /// nothing, and after the first move the others cost a single write. A
+    /// deadline moved into the past completes the sleep and wakes the task
+    /// that last polled it.
     ///
     /// # Examples
     ///
@@ -233,8 +230,12 @@ impl Wheel {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
+    /// use tokio::time::Instant;
+    ///
     /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now();
     /// wheel.sleep(Duration::from_millis(10)).await;
+    /// assert!(start.elapsed() >= Duration::from_millis(10));
     /// # }
     /// ```
     #[track_caller]
@@ -249,6 +250,22 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let first = wheel.try_sleep(Duration::from_millis(10)).unwrap();
+    /// assert!(wheel.try_sleep(Duration::from_millis(10)).unwrap_err().is_at_capacity());
+    /// first.await;
+    /// // The first sleep is gone: there is room again.
+    /// assert!(wheel.try_sleep(Duration::from_millis(10)).is_ok());
+    /// # }
+    /// ```
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
         let shard = self.claim()?;
         Ok(Sleep::after(shard, duration))
@@ -287,6 +304,21 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// wheel.try_sleep_until(deadline).unwrap().await;
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
         let shard = self.claim()?;
         Ok(Sleep::until(shard, deadline))
