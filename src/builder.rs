@@ -211,7 +211,8 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
+    /// Outside a tokio runtime, or in one built without its timer.
+    /// [`Builder::build`] returns an error instead.
     ///
     /// ```should_panic
     /// let _wheel = hashwheel::Wheel::new(); // no runtime here

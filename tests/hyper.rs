@@ -252,7 +252,7 @@ fn types() {
     clone::<Timer>();
     assert_eq!(
         format!("{:?}", Timer::new()),
-        "Timer { wheel: \"the current runtime's default wheel\" }"
+        "Timer { wheel: the current runtime's default wheel }"
     );
 }
 
