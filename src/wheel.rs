@@ -1,17 +1,12 @@
 use std::borrow::Cow;
 use std::fmt;
-use std::future::IntoFuture;
 use std::time::Duration;
-
-use tokio::time::Instant;
 
 use crate::engine::handle::WheelHandle;
 use crate::engine::registry;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::sleep::Sleep;
-use crate::timeout::Timeout;
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
@@ -266,6 +261,7 @@ impl WheelOrDefault {
     }
 
     /// The held wheel, if any.
+    #[cfg(feature = "hyper")]
     pub(crate) fn wheel(&self) -> Option<&Wheel> {
         self.0.as_ref()
     }
@@ -281,8 +277,9 @@ impl WheelOrDefault {
 
     /// A sleep of `duration`; panics as [`sleep`](crate::sleep) and
     /// [`Wheel::sleep`] do.
+    #[cfg(feature = "hyper")]
     #[track_caller]
-    pub(crate) fn sleep(&self, duration: Duration) -> Sleep {
+    pub(crate) fn sleep(&self, duration: Duration) -> crate::sleep::Sleep {
         match &self.0 {
             Some(wheel) => wheel.sleep(duration),
             None => crate::sleep::sleep(duration),
@@ -291,8 +288,9 @@ impl WheelOrDefault {
 
     /// A sleep until `deadline`; panics as [`sleep_until`](crate::sleep_until)
     /// and [`Wheel::sleep_until`] do.
+    #[cfg(feature = "hyper")]
     #[track_caller]
-    pub(crate) fn sleep_until(&self, deadline: Instant) -> Sleep {
+    pub(crate) fn sleep_until(&self, deadline: tokio::time::Instant) -> crate::sleep::Sleep {
         match &self.0 {
             Some(wheel) => wheel.sleep_until(deadline),
             None => crate::sleep::sleep_until(deadline),
@@ -301,12 +299,13 @@ impl WheelOrDefault {
 
     /// `future` with a timeout of `duration`; panics as
     /// [`timeout`](crate::timeout) and [`Wheel::timeout`] do.
+    #[cfg(feature = "tower")]
     #[track_caller]
-    pub(crate) fn timeout<F: IntoFuture>(
+    pub(crate) fn timeout<F: std::future::IntoFuture>(
         &self,
         duration: Duration,
         future: F,
-    ) -> Timeout<F::IntoFuture> {
+    ) -> crate::timeout::Timeout<F::IntoFuture> {
         match &self.0 {
             Some(wheel) => wheel.timeout(duration, future),
             None => crate::timeout::timeout(duration, future),
