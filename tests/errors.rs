@@ -182,6 +182,16 @@ const NO_RUNTIME: [bool; 5] = [true, false, false, false, false];
 const NO_TIMER: [bool; 5] = [false, true, false, false, false];
 const AT_CAPACITY: [bool; 5] = [false, false, true, false, false];
 
+/// Every one of `forms` failed with the error whose predicates are `want`
+/// and which displays `message`.
+fn assert_all_fail(forms: Vec<(&'static str, Result<(), Error>)>, want: [bool; 5], message: &str) {
+    for (name, r) in forms {
+        let e = r.expect_err(name);
+        assert_eq!(predicates(&e), want, "{name}");
+        assert_eq!(e.to_string(), message, "{name}");
+    }
+}
+
 /// A runtime built without `enable_time`.
 fn runtime_without_timer() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -193,15 +203,11 @@ fn runtime_without_timer() -> tokio::runtime::Runtime {
 
 #[test]
 fn outside_a_runtime_every_try_form_is_a_no_runtime_error() {
-    for (name, r) in every_default_try_form() {
-        let e = r.expect_err(name);
-        assert_eq!(predicates(&e), NO_RUNTIME, "{name}");
-        assert_eq!(
-            e.to_string(),
-            "there is no reactor running, must be called from the context of a Tokio 1.x runtime",
-            "{name}"
-        );
-    }
+    assert_all_fail(
+        every_default_try_form(),
+        NO_RUNTIME,
+        "there is no reactor running, must be called from the context of a Tokio 1.x runtime",
+    );
     assert_eq!(predicates(&Wheel::try_current().unwrap_err()), NO_RUNTIME);
 }
 
@@ -246,15 +252,11 @@ fn without_a_timer_every_try_form_is_a_no_timer_error() {
     let _entered = rt.enter();
     // Twice: the second time the runtime is known to have no timer.
     for _ in 0..2 {
-        for (name, r) in every_default_try_form() {
-            let e = r.expect_err(name);
-            assert_eq!(predicates(&e), NO_TIMER, "{name}");
-            assert_eq!(
-                e.to_string(),
-                "the Tokio runtime has no timer: build it with enable_time() or enable_all()",
-                "{name}"
-            );
-        }
+        assert_all_fail(
+            every_default_try_form(),
+            NO_TIMER,
+            "the Tokio runtime has no timer: build it with enable_time() or enable_all()",
+        );
         assert_eq!(predicates(&Wheel::try_current().unwrap_err()), NO_TIMER);
     }
     // `Builder` keeps its own error type for the same condition.
@@ -346,20 +348,20 @@ fn without_a_timer_a_lazy_timeout_fails_when_made_or_panics_when_pending() {
 
 // ===== a runtime shutting down =====
 
-/// Sends, when dropped, what the `try_` forms return at that moment.
-struct OnDrop(mpsc::Sender<Vec<(&'static str, Result<(), Error>)>>);
+/// Runs `f` when dropped.
+struct OnDrop<F: FnOnce()>(Option<F>);
 
-impl Drop for OnDrop {
+impl<F: FnOnce()> Drop for OnDrop<F> {
     fn drop(&mut self) {
-        let _ = self.0.send(every_default_try_form());
+        if let Some(f) = self.0.take() {
+            f();
+        }
     }
 }
 
-/// While a runtime drops its tasks, the `try_` forms called from a task's
-/// destructor return timers of a shut-down wheel (they complete at once),
-/// not errors and not panics; so do the plain forms.
-#[test]
-fn while_a_runtime_shuts_down_the_try_forms_hand_out_finished_timers() {
+/// What `f` returns when run from the destructor of a task that a runtime
+/// drops as it shuts down (after the runtime's default wheel was made).
+fn during_shutdown<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -368,44 +370,37 @@ fn while_a_runtime_shuts_down_the_try_forms_hand_out_finished_timers() {
     rt.block_on(async {
         hashwheel::sleep(D).await; // the default wheel exists
         tokio::spawn(async move {
-            let _guard = OnDrop(tx);
+            let _guard = OnDrop(Some(move || tx.send(f()).unwrap()));
             std::future::pending::<()>().await
         });
         tokio::task::yield_now().await;
     });
     drop(rt);
-    for (name, r) in rx.recv().unwrap() {
+    rx.recv().unwrap()
+}
+
+/// While a runtime drops its tasks, the `try_` forms called from a task's
+/// destructor return timers of a shut-down wheel, not errors and not
+/// panics.
+#[test]
+fn while_a_runtime_shuts_down_the_try_forms_hand_out_timers() {
+    for (name, r) in during_shutdown(every_default_try_form) {
         r.expect(name);
     }
 }
 
-/// The same, checked on the timers themselves: they finish at once.
+/// Those timers, and the plain forms', finish at once.
 #[test]
 fn while_a_runtime_shuts_down_timers_made_then_finish_at_once() {
-    struct Check(mpsc::Sender<bool>);
-    impl Drop for Check {
-        fn drop(&mut self) {
-            let sleep_done = poll_once(hashwheel::try_sleep(MINUTE).unwrap()).is_ready();
-            let delay = poll_once(hashwheel::try_delay(MINUTE).unwrap());
-            let delay_shut = matches!(delay, Poll::Ready(Err(e)) if e.is_shutdown());
-            let plain = poll_once(hashwheel::sleep(MINUTE)).is_ready();
-            let _ = self.0.send(sleep_done && delay_shut && plain);
-        }
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    rt.block_on(async {
-        tokio::spawn(async move {
-            let _check = Check(tx);
-            std::future::pending::<()>().await
-        });
-        tokio::task::yield_now().await;
+    let (sleep, delay, plain) = during_shutdown(|| {
+        (
+            poll_once(hashwheel::try_sleep(MINUTE).unwrap()),
+            poll_once(hashwheel::try_delay(MINUTE).unwrap()),
+            poll_once(hashwheel::sleep(MINUTE)),
+        )
     });
-    drop(rt);
-    assert!(rx.recv().unwrap());
+    assert!(sleep.is_ready() && plain.is_ready());
+    assert!(matches!(delay, Poll::Ready(Err(e)) if e.is_shutdown()));
 }
 
 // ===== a wheel at capacity =====
@@ -416,17 +411,15 @@ async fn at_capacity_every_try_form_is_an_at_capacity_error_until_there_is_room(
     let held = Wheel::builder().max_pending(1).build().unwrap();
     let a = hashwheel::sleep(MINUTE);
     let b = held.sleep(MINUTE);
-    for (name, r) in every_default_try_form()
+    let forms = every_default_try_form()
         .into_iter()
         .chain(every_wheel_try_form(&held))
-    {
-        let e = r.expect_err(name);
-        assert_eq!(predicates(&e), AT_CAPACITY, "{name}");
-        assert_eq!(
-            e.to_string(),
-            "the timer wheel is at capacity (max_pending timers are pending)"
-        );
-    }
+        .collect();
+    assert_all_fail(
+        forms,
+        AT_CAPACITY,
+        "the timer wheel is at capacity (max_pending timers are pending)",
+    );
     // Each refusal is counted once.
     assert_eq!(wheel.metrics().rejected_count(), 13);
     // Transient: room again once a timer goes.

@@ -3,7 +3,7 @@
 //! stand in for `tokio::time::sleep`. The free functions themselves sit
 //! beside their types, as tokio's do (`sleep` with `Sleep`, `timeout` with
 //! `Timeout`, ...); this module is how they find their wheel: [`claim`] a
-//! place on it for a timer, or [`with_current`] for anything else. It keeps
+//! place on it for a timer, or [`current`] for the wheel itself. It keeps
 //! engine handles ([`WheelHandle`]), which the public `Wheel` wraps.
 //!
 //! # Invariants
