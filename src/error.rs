@@ -173,6 +173,10 @@ impl Error {
 
     /// The current tokio runtime was built without its timer
     /// (`enable_time` or `enable_all`), which a wheel's driver sleeps on.
+    ///
+    /// tokio tells this only by panicking: the panic is caught, but the
+    /// process's panic hook prints it when a thread finds this out (a
+    /// thread then remembers the runtime it last found without a timer).
     pub fn is_no_timer(&self) -> bool {
         self.0 == Kind::NoTimer
     }

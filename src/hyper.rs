@@ -67,7 +67,7 @@ use crate::wheel::{Wheel, WheelOrDefault};
 /// # Panics
 ///
 /// A `Timer::new()` panics when hyper asks it for a sleep outside a tokio
-/// runtime, as `TokioTimer` does. hyper asks from its connection futures,
+/// runtime, or in one built without its timer, as `TokioTimer` does. hyper asks from its connection futures,
 /// which run on the runtime. A `Timer` built from a [`Wheel`] never panics.
 ///
 /// # Examples

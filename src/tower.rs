@@ -138,7 +138,8 @@ impl TimeoutLayer {
     /// wheel of the runtime that calls the service.
     ///
     /// Building it looks nothing up: it can be made outside a runtime; the
-    /// service it makes panics if called outside one.
+    /// service it makes panics if called outside one, or in one built
+    /// without its timer.
     pub fn new(timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,
