@@ -67,8 +67,11 @@ use crate::wheel::{Wheel, WheelOrDefault};
 /// # Panics
 ///
 /// A `Timer::new()` panics when hyper asks it for a sleep outside a tokio
-/// runtime, or in one built without its timer, as `TokioTimer` does. hyper asks from its connection futures,
-/// which run on the runtime. A `Timer` built from a [`Wheel`] never panics.
+/// runtime, or in one built without its timer, as `TokioTimer` does. hyper
+/// asks from its connection futures, which run on the runtime. A `Timer`
+/// built from a [`Wheel`] needs no runtime; it panics only when that wheel
+/// is at its [`max_pending`](crate::Builder::max_pending) bound, for
+/// hyper's `Timer` has no way to return an error.
 ///
 /// # Examples
 ///
