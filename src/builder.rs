@@ -1,5 +1,6 @@
 //! Configuration of a [`Wheel`].
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::engine::config::Config;
@@ -93,18 +94,24 @@ impl Builder {
     /// Wheels of the same name share their metrics: each series counts
     /// them all (two runtimes' default wheels make one `"default"` series).
     ///
+    /// It takes a `&'static str` or an owned `String` (a name read from
+    /// configuration, say).
+    ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
     /// let sessions = hashwheel::Wheel::builder().name("sessions").build()?;
-    /// # drop(sessions);
+    ///
+    /// let tenant = String::from("tenant-42"); // from a config file
+    /// let per_tenant = hashwheel::Wheel::builder().name(tenant).build()?;
+    /// # drop((sessions, per_tenant));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn name(mut self, name: &'static str) -> Builder {
-        self.config.name = Some(name);
+    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Builder {
+        self.config.name = Some(name.into());
         self
     }
 
@@ -211,7 +218,8 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime. [`Builder::build`] returns an error instead.
+    /// Outside a tokio runtime, or in one built without its timer.
+    /// [`Builder::build`] returns an error instead.
     ///
     /// ```should_panic
     /// let _wheel = hashwheel::Wheel::new(); // no runtime here

@@ -10,10 +10,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::engine::entry::shared::{Outcome, SharedEntry};
-use crate::engine::registry;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
-use crate::wheel::Wheel;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 /// A cancellable timeout, made by [`Wheel::delay`](crate::Wheel::delay):
 /// Netty's `newTimeout` as a future.
@@ -359,15 +358,14 @@ impl Wheel {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     /// use tokio::time::Instant;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
-    /// let at = Instant::now() + Duration::from_millis(10);
-    /// let first = wheel.try_delay_at(at).unwrap();
-    /// assert!(wheel.try_delay_at(at).unwrap_err().is_at_capacity());
-    /// assert!(first.await.is_ok());
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.try_delay_at(Instant::now() + Duration::from_millis(10))?;
+    /// assert!(delay.await.is_ok());
+    /// # Ok(())
     /// # }
     /// ```
     pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
@@ -392,7 +390,8 @@ impl Wheel {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_delay`] returns an error instead.
 ///
 /// ```should_panic
 /// use std::time::Duration;
@@ -418,7 +417,33 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn delay(duration: Duration) -> Delay {
-    Delay::after(registry::claim("delay"), duration)
+    Delay::after(claim_default("delay"), duration)
+}
+
+/// Like [`delay`](fn@delay), but returns an error where it would panic.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// let delay = hashwheel::try_delay(Duration::from_secs(30))?;
+/// delay.handle().cancel();
+/// assert!(delay.await.unwrap_err().is_cancelled());
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_delay(duration: Duration) -> Result<Delay, Error> {
+    Ok(Delay::after(try_claim_default()?, duration))
 }
 
 /// A cancellable [`Delay`] that expires at `deadline`, on the current
@@ -430,7 +455,8 @@ pub fn delay(duration: Duration) -> Delay {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_delay_at`] returns an error instead.
 ///
 /// ```should_panic
 /// // No runtime here.
@@ -452,5 +478,29 @@ pub fn delay(duration: Duration) -> Delay {
 /// ```
 #[track_caller]
 pub fn delay_at(deadline: Instant) -> Delay {
-    Delay::until(registry::claim("delay_at"), deadline)
+    Delay::until(claim_default("delay_at"), deadline)
+}
+
+/// Like [`delay_at`], but returns an error where it would panic.
+///
+/// # Errors
+///
+/// As [`try_delay`]: [`Error::is_no_runtime`], [`Error::is_no_timer`] or
+/// [`Error::is_at_capacity`].
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(5);
+/// assert!(hashwheel::try_delay_at(at)?.await.is_ok());
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_delay_at(deadline: Instant) -> Result<Delay, Error> {
+    Ok(Delay::until(try_claim_default()?, deadline))
 }

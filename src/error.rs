@@ -2,8 +2,9 @@
 //!
 //! - [`Elapsed`]: a [`Timeout`](crate::Timeout) ran out before its future
 //!   completed.
-//! - [`Error`]: a timer could not do its job. The reason is told by
-//!   predicates, so that new reasons can be added without breaking callers.
+//! - [`Error`]: a timer could not be made, or could not do its job. The
+//!   reason is told by predicates, so that new reasons can be added without
+//!   breaking callers.
 //! - [`BuildError`]: a [`Builder`](crate::Builder) was given a configuration
 //!   it cannot build.
 
@@ -12,6 +13,15 @@ use std::io;
 
 use crate::engine::config::BuildKind;
 use crate::engine::core::AT_CAPACITY;
+use crate::engine::registry::Refused;
+
+/// What [`Error`] and [`BuildError`] display outside a runtime.
+const NO_RUNTIME: &str =
+    "there is no reactor running, must be called from the context of a Tokio 1.x runtime";
+
+/// What [`Error`] and [`BuildError`] display in a runtime without its timer.
+const NO_TIMER: &str =
+    "the Tokio runtime has no timer: build it with enable_time() or enable_all()";
 
 // ===== Elapsed =====
 
@@ -63,18 +73,38 @@ impl From<Elapsed> for io::Error {
 
 // ===== Error =====
 
-/// Why a timer could not complete normally.
+/// Why a timer could not be made, or could not complete normally.
 ///
-/// Ask it with the predicates:
+/// Every `try_` constructor returns it, and a [`Delay`](crate::Delay)
+/// resolves to it. Ask it with the predicates; each says whether the
+/// condition passes on its own (transient) or stays (permanent):
 ///
-/// - [`is_cancelled`](Error::is_cancelled): a
-///   [`TimeoutHandle`](crate::TimeoutHandle) cancelled the timer. Permanent
-///   for that timer.
-/// - [`is_shutdown`](Error::is_shutdown): the wheel was shut down, or the
-///   runtime that drove it is gone. Permanent for that wheel.
+/// - [`is_no_runtime`](Error::is_no_runtime): called outside a tokio
+///   runtime, with no wheel given. Permanent for that caller: call from
+///   within a runtime.
+/// - [`is_no_timer`](Error::is_no_timer): the runtime was built without
+///   its timer (`enable_time` or `enable_all`). Permanent for that runtime.
 /// - [`is_at_capacity`](Error::is_at_capacity): the wheel already holds
 ///   `max_pending` timers. Transient: it clears as timers complete or are
 ///   dropped.
+/// - [`is_shutdown`](Error::is_shutdown): the wheel was shut down, or the
+///   runtime that drove it is gone. Permanent for that wheel; a runtime's
+///   default wheel is replaced on the runtime's next use, if the runtime
+///   is alive.
+/// - [`is_cancelled`](Error::is_cancelled): a
+///   [`TimeoutHandle`](crate::TimeoutHandle) cancelled the timer. Permanent
+///   for that timer.
+///
+/// It converts into an [`io::Error`] of kind [`io::ErrorKind::Other`].
+///
+/// # Examples
+///
+/// ```
+/// // No runtime here: an error, not a panic.
+/// let err = hashwheel::try_sleep(std::time::Duration::from_secs(1)).unwrap_err();
+/// assert!(err.is_no_runtime());
+/// assert!(!err.is_no_timer() && !err.is_at_capacity() && !err.is_shutdown());
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Error(Kind);
 
@@ -83,6 +113,8 @@ enum Kind {
     Cancelled,
     Shutdown,
     AtCapacity,
+    NoRuntime,
+    NoTimer,
 }
 
 impl Error {
@@ -96,6 +128,24 @@ impl Error {
 
     pub(crate) fn at_capacity() -> Error {
         Error(Kind::AtCapacity)
+    }
+
+    pub(crate) fn no_runtime() -> Error {
+        Error(Kind::NoRuntime)
+    }
+
+    /// Panics with this error, naming the function `what` that failed:
+    /// what a plain constructor does where its `try_` twin returns `self`.
+    #[cold]
+    #[track_caller]
+    pub(crate) fn fail(self, what: &str) -> ! {
+        match self.0 {
+            // tokio's wording, as `tokio::time::sleep` panics outside a runtime.
+            Kind::NoRuntime => {
+                panic!("hashwheel::{what} must be called from the context of a Tokio 1.x runtime")
+            }
+            _ => panic!("hashwheel::{what}: {self}"),
+        }
     }
 
     /// The timer was cancelled through its [`TimeoutHandle`](crate::TimeoutHandle).
@@ -115,11 +165,29 @@ impl Error {
         self.0 == Kind::AtCapacity
     }
 
+    /// The call was made outside a tokio runtime and was given no wheel,
+    /// so it had no default wheel to use.
+    pub fn is_no_runtime(&self) -> bool {
+        self.0 == Kind::NoRuntime
+    }
+
+    /// The current tokio runtime was built without its timer
+    /// (`enable_time` or `enable_all`), which a wheel's driver sleeps on.
+    ///
+    /// tokio tells this only by panicking: the panic is caught, but the
+    /// process's panic hook prints it when a thread finds this out (a
+    /// thread then remembers the runtime it last found without a timer).
+    pub fn is_no_timer(&self) -> bool {
+        self.0 == Kind::NoTimer
+    }
+
     fn description(&self) -> &'static str {
         match self.0 {
             Kind::Cancelled => "the timer was cancelled",
             Kind::Shutdown => "the timer wheel has shut down",
             Kind::AtCapacity => AT_CAPACITY,
+            Kind::NoRuntime => NO_RUNTIME,
+            Kind::NoTimer => NO_TIMER,
         }
     }
 }
@@ -138,10 +206,32 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        io::Error::other(e)
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(r: Refused) -> Error {
+        Error(match r {
+            Refused::NoRuntime => Kind::NoRuntime,
+            Refused::NoTimer => Kind::NoTimer,
+            Refused::AtCapacity => Kind::AtCapacity,
+        })
+    }
+}
+
 // ===== BuildError =====
 
 /// A [`Builder`](crate::Builder) configuration that cannot be built, or no
 /// runtime to build it on. Displays what is wrong and what is allowed.
+///
+/// Every kind is permanent: a setting out of range stays out of range, a
+/// runtime keeps the timer setting it was built with, and a runtime keeps
+/// its default wheel until that wheel shuts down. Its predicates
+/// [`is_no_runtime`](BuildError::is_no_runtime) and
+/// [`is_no_timer`](BuildError::is_no_timer) mean what [`Error`]'s do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError(BuildKind);
 
@@ -172,12 +262,8 @@ impl BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.0 {
-            BuildKind::NoRuntime => {
-                "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
-            }
-            BuildKind::NoTimer => {
-                "the Tokio runtime has no timer: build it with enable_time() or enable_all()"
-            }
+            BuildKind::NoRuntime => NO_RUNTIME,
+            BuildKind::NoTimer => NO_TIMER,
             BuildKind::TickTooShort => "tick must be at least 1 millisecond",
             BuildKind::TickTooLong => "tick must be at most 2^62 nanoseconds (about 146 years)",
             BuildKind::ZeroSlots => "slots must be at least 1",

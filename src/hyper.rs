@@ -30,7 +30,6 @@
 //!
 //! Only available with the `hyper` feature.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -39,7 +38,7 @@ use std::time::{Duration, Instant as StdInstant};
 use tokio::time::Instant;
 
 use crate::sleep::Sleep as WheelSleep;
-use crate::wheel::Wheel;
+use crate::wheel::{Wheel, WheelOrDefault};
 
 /// A [`hyper::rt::Timer`] whose sleeps are hashwheel
 /// sleeps.
@@ -65,8 +64,11 @@ use crate::wheel::Wheel;
 /// # Panics
 ///
 /// A `Timer::new()` panics when hyper asks it for a sleep outside a tokio
-/// runtime, as `TokioTimer` does. hyper asks from its connection futures,
-/// which run on the runtime. A `Timer` built from a [`Wheel`] never panics.
+/// runtime, or in one built without its timer, as `TokioTimer` does. hyper
+/// asks from its connection futures, which run on the runtime. A `Timer`
+/// built from a [`Wheel`] needs no runtime; it panics only when that wheel
+/// is at its [`max_pending`](crate::Builder::max_pending) bound, for
+/// hyper's `Timer` has no way to return an error.
 ///
 /// # Examples
 ///
@@ -101,11 +103,10 @@ use crate::wheel::Wheel;
 /// hyper::server::conn::http1::Builder::new().timer(timer);
 /// # }
 /// ```
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 pub struct Timer {
-    /// `None`: the default wheel of the current runtime, at each sleep.
-    wheel: Option<Wheel>,
+    wheel: WheelOrDefault,
 }
 
 /// The future a [`Timer`] hands to hyper: a hashwheel
@@ -157,7 +158,9 @@ impl Timer {
     /// });
     /// ```
     pub fn new() -> Timer {
-        Timer { wheel: None }
+        Timer {
+            wheel: WheelOrDefault::current(),
+        }
     }
 
     /// The wheel this timer uses, if it was built from one; `None` for
@@ -176,45 +179,32 @@ impl Timer {
     /// # }
     /// ```
     pub fn wheel(&self) -> Option<&Wheel> {
-        self.wheel.as_ref()
+        self.wheel.wheel()
     }
 
     /// A sleep until `deadline` on this timer's wheel.
     #[track_caller]
     fn sleep_at(&self, deadline: Instant) -> Sleep {
-        let inner = match &self.wheel {
-            Some(wheel) => wheel.sleep_until(deadline),
-            None => crate::sleep_until(deadline),
-        };
-        Sleep { inner }
+        Sleep {
+            inner: self.wheel.sleep_until(deadline),
+        }
     }
 
     /// A sleep of `duration` from now on this timer's wheel.
     #[track_caller]
     fn sleep_for(&self, duration: Duration) -> Sleep {
-        let inner = match &self.wheel {
-            Some(wheel) => wheel.sleep(duration),
-            None => crate::sleep(duration),
-        };
-        Sleep { inner }
+        Sleep {
+            inner: self.wheel.sleep(duration),
+        }
     }
 }
 
 impl From<Wheel> for Timer {
     /// A timer whose sleeps are made on `wheel`.
     fn from(wheel: Wheel) -> Timer {
-        Timer { wheel: Some(wheel) }
-    }
-}
-
-impl fmt::Debug for Timer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Timer");
-        match &self.wheel {
-            Some(w) => d.field("wheel", w),
-            None => d.field("wheel", &"the current runtime's default wheel"),
-        };
-        d.finish()
+        Timer {
+            wheel: WheelOrDefault::held(wheel),
+        }
     }
 }
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::engine::registry;
+use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
 const MISSED_AFTER: Duration = Duration::from_millis(5);
@@ -316,13 +316,22 @@ impl Stream for Interval {
 
 // ===== impl Wheel =====
 
+/// Panics, as tokio's `interval` does, on a zero period: there is no
+/// sensible interval to make, whatever the wheel.
+#[track_caller]
+fn check_period(period: Duration) {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+}
+
 impl Wheel {
     /// An [`Interval`] whose first tick completes at once and then every
     /// `period`.
     ///
     /// # Panics
     ///
-    /// When `period` is zero, or the wheel is at capacity.
+    /// When `period` is zero, or the wheel is at capacity;
+    /// [`try_interval`](Wheel::try_interval) returns an error for the
+    /// second.
     ///
     /// ```should_panic
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -333,7 +342,40 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn interval(&self, period: Duration) -> Interval {
-        self.interval_at(Instant::now(), period)
+        check_period(period);
+        Interval::new(
+            Sleep::until(self.claim_or_panic("interval"), Instant::now()),
+            period,
+        )
+    }
+
+    /// Like [`interval`](Wheel::interval), but returns an error when the
+    /// wheel is at capacity.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let mut ticks = wheel.try_interval(Duration::from_millis(10)).unwrap();
+    /// assert!(wheel.try_interval(Duration::from_millis(10)).unwrap_err().is_at_capacity());
+    /// ticks.tick().await;
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn try_interval(&self, period: Duration) -> Result<Interval, Error> {
+        self.try_interval_at(Instant::now(), period)
     }
 
     /// An [`Interval`] whose first tick completes at `start` and then every
@@ -341,7 +383,9 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// When `period` is zero, or the wheel is at capacity.
+    /// When `period` is zero, or the wheel is at capacity;
+    /// [`try_interval_at`](Wheel::try_interval_at) returns an error for
+    /// the second.
     ///
     /// # Examples
     ///
@@ -359,8 +403,43 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
-        assert!(period > Duration::ZERO, "`period` must be non-zero.");
-        Interval::new(self.sleep_until(start), period)
+        check_period(period);
+        Interval::new(
+            Sleep::until(self.claim_or_panic("interval_at"), start),
+            period,
+        )
+    }
+
+    /// Like [`interval_at`](Wheel::interval_at), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let start = Instant::now() + Duration::from_millis(50);
+    /// let mut interval = wheel.try_interval_at(start, Duration::from_millis(10))?;
+    /// assert_eq!(interval.tick().await, start);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn try_interval_at(&self, start: Instant, period: Duration) -> Result<Interval, Error> {
+        check_period(period);
+        Ok(Interval::new(Sleep::until(self.claim()?, start), period))
     }
 }
 
@@ -376,8 +455,9 @@ impl Wheel {
 ///
 /// # Panics
 ///
-/// When `period` is zero, outside a tokio runtime, and when the default
-/// wheel is at capacity.
+/// When `period` is zero, outside a tokio runtime, in one built without its
+/// timer, and when the default wheel is at capacity; [`try_interval`]
+/// returns an error for all but the first.
 ///
 /// ```should_panic
 /// use std::time::Duration;
@@ -405,9 +485,40 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
-    assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(registry::claim("interval"), Instant::now());
+    check_period(period);
+    let first = Sleep::until(claim_default("interval"), Instant::now());
     Interval::new(first, period)
+}
+
+/// Like [`interval`](fn@interval), but returns an error where it would
+/// panic for want of a timer.
+///
+/// # Panics
+///
+/// When `period` is zero.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// let mut ticks = hashwheel::try_interval(Duration::from_millis(10))?;
+/// ticks.tick().await; // at once
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn try_interval(period: Duration) -> Result<Interval, Error> {
+    try_interval_at(Instant::now(), period)
 }
 
 /// An [`Interval`] on the current runtime's default wheel that ticks at
@@ -416,8 +527,9 @@ pub fn interval(period: Duration) -> Interval {
 ///
 /// # Panics
 ///
-/// When `period` is zero, outside a tokio runtime, and when the default
-/// wheel is at capacity.
+/// When `period` is zero, outside a tokio runtime, in one built without its
+/// timer, and when the default wheel is at capacity; [`try_interval_at`]
+/// returns an error for all but the first.
 ///
 /// ```should_panic
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -446,7 +558,42 @@ pub fn interval(period: Duration) -> Interval {
 /// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(period > Duration::ZERO, "`period` must be non-zero.");
-    let first = Sleep::until(registry::claim("interval_at"), start);
+    check_period(period);
+    let first = Sleep::until(claim_default("interval_at"), start);
     Interval::new(first, period)
+}
+
+/// Like [`interval_at`], but returns an error where it would panic for want
+/// of a timer.
+///
+/// # Panics
+///
+/// When `period` is zero.
+///
+/// # Errors
+///
+/// As [`try_interval`]: [`Error::is_no_runtime`], [`Error::is_no_timer`]
+/// or [`Error::is_at_capacity`].
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let start = Instant::now() + Duration::from_millis(50);
+/// let mut ticks = hashwheel::try_interval_at(start, Duration::from_millis(10))?;
+/// assert_eq!(ticks.tick().await, start);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn try_interval_at(start: Instant, period: Duration) -> Result<Interval, Error> {
+    check_period(period);
+    Ok(Interval::new(
+        Sleep::until(try_claim_default()?, start),
+        period,
+    ))
 }

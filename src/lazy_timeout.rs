@@ -6,11 +6,10 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
-use crate::engine::registry;
 use crate::error::Elapsed;
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 pin_project! {
     /// A future with a time limit counted from the first poll at which it
@@ -187,8 +186,9 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// # Panics
     ///
     /// Made by the free function [`lazy_timeout`](crate::lazy_timeout): when
-    /// the inner future is first pending outside a tokio runtime, or while
-    /// the runtime's default wheel is at capacity.
+    /// the inner future is first pending outside a tokio runtime, in one
+    /// built without its timer, or while the runtime's default wheel is at
+    /// capacity.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(v) = this.value.poll(cx) {
@@ -265,14 +265,13 @@ impl Wheel {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
-    /// let first = wheel.try_lazy_timeout(Duration::from_secs(1), std::future::ready(1)).unwrap();
-    /// let refused = wheel.try_lazy_timeout(Duration::from_secs(1), std::future::ready(2));
-    /// assert!(refused.unwrap_err().is_at_capacity());
-    /// assert_eq!(first.await, Ok(1));
+    /// let wheel = hashwheel::Wheel::new();
+    /// let cached = async { "hit" };
+    /// assert_eq!(wheel.try_lazy_timeout(Duration::from_secs(1), cached)?.await, Ok("hit"));
+    /// # Ok(())
     /// # }
     /// ```
     pub fn try_lazy_timeout<F: IntoFuture>(
@@ -309,7 +308,9 @@ impl Wheel {
 /// # Panics
 ///
 /// When polled, if `future` is pending on its first poll outside a tokio
-/// runtime, or while that runtime's default wheel is at capacity.
+/// runtime, in one built without its timer, or while that runtime's
+/// default wheel is at capacity. [`try_lazy_timeout`] finds its wheel when
+/// it is made, and returns an error instead.
 ///
 /// # Examples
 ///
@@ -334,10 +335,51 @@ pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout
     LazyTimeout::new(future.into_future(), duration, None)
 }
 
+/// Like [`lazy_timeout`](fn@lazy_timeout), but takes its place on the
+/// current runtime's default wheel now, and returns an error where the
+/// timeout would panic when polled.
+///
+/// The deadline still counts from the first poll that finds `future`
+/// pending; a future ready at once still reads no clock. Only the wheel is
+/// found, and a place on it claimed, when this is called (as
+/// [`Wheel::try_lazy_timeout`](crate::Wheel::try_lazy_timeout) does), so
+/// it needs a runtime now.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// assert!(hashwheel::try_lazy_timeout(Duration::from_secs(1), rx)?.await.is_err());
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_lazy_timeout<F: IntoFuture>(
+    duration: Duration,
+    future: F,
+) -> Result<LazyTimeout<F::IntoFuture>, Error> {
+    let sleep = Sleep::unstarted(try_claim_default()?);
+    Ok(LazyTimeout::new(
+        future.into_future(),
+        duration,
+        Some(sleep),
+    ))
+}
+
 /// The sleep of a [`lazy_timeout`] whose future was pending on its first
 /// poll: `duration` from now, on the current runtime's default wheel.
 #[track_caller]
 #[inline]
 pub(crate) fn start_sleep(duration: Duration) -> Sleep {
-    Sleep::after(registry::claim("lazy_timeout"), duration)
+    Sleep::after(claim_default("lazy_timeout"), duration)
 }

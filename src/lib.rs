@@ -108,16 +108,16 @@ pub mod tower;
 mod wheel;
 
 pub use builder::Builder;
-pub use delay::{delay, delay_at, Delay, TimeoutHandle};
+pub use delay::{delay, delay_at, try_delay, try_delay_at, Delay, TimeoutHandle};
 pub use delay_queue::DelayQueue;
-pub use interval::{interval, interval_at, Interval};
-pub use lazy_timeout::{lazy_timeout, LazyTimeout};
+pub use interval::{interval, interval_at, try_interval, try_interval_at, Interval};
+pub use lazy_timeout::{lazy_timeout, try_lazy_timeout, LazyTimeout};
 pub use metrics::Metrics;
-pub use sleep::{sleep, sleep_until, Sleep};
-pub use spawn::{spawn_after, spawn_at};
+pub use sleep::{sleep, sleep_until, try_sleep, try_sleep_until, Sleep};
+pub use spawn::{spawn_after, spawn_at, try_spawn_after, try_spawn_at};
 /// std's `Duration`, re-exported as `tokio::time` re-exports it.
 pub use std::time::Duration;
-pub use timeout::{timeout, timeout_at, Timeout};
+pub use timeout::{timeout, timeout_at, try_timeout, try_timeout_at, Timeout};
 /// tokio's `Instant`, which every deadline here is: re-exported, with
 /// [`Duration`], so that a `use tokio::time::{sleep, Duration, Instant};`
 /// line, or `use tokio::time;` (as `use hashwheel as time;`), switches

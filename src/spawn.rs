@@ -8,19 +8,12 @@ use tokio::time::Instant;
 
 use crate::delay::TimeoutHandle;
 use crate::engine::entry::shared::{schedule_after, schedule_at};
-use crate::engine::registry;
 use crate::error::Error;
-use crate::wheel::Wheel;
+use crate::wheel::{try_claim_default, Wheel};
 
-/// The runtime to spawn on, or a panic naming the caller.
-#[track_caller]
-fn current_runtime(what: &str) -> tokio::runtime::Handle {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) => h,
-        Err(_) => panic!(
-            "hashwheel::Wheel::{what} must be called from the context of a Tokio 1.x runtime"
-        ),
-    }
+/// The runtime to spawn on.
+fn current_runtime() -> Result<tokio::runtime::Handle, Error> {
+    tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())
 }
 
 // ===== impl Wheel =====
@@ -36,8 +29,8 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime, or when the wheel is at capacity (see
-    /// [`try_spawn_after`](Wheel::try_spawn_after)).
+    /// Outside a tokio runtime, or when the wheel is at capacity;
+    /// [`try_spawn_after`](Wheel::try_spawn_after) returns an error instead.
     ///
     /// # Examples
     ///
@@ -63,12 +56,12 @@ impl Wheel {
     {
         match self.try_spawn_after(duration, future) {
             Ok(h) => h,
-            Err(e) => panic!("hashwheel::Wheel::spawn_after: {e}"),
+            Err(e) => e.fail("Wheel::spawn_after"),
         }
     }
 
-    /// Like [`spawn_after`](Wheel::spawn_after), but returns an error when
-    /// the wheel is at capacity.
+    /// Like [`spawn_after`](Wheel::spawn_after), but returns an error where
+    /// it would panic.
     ///
     /// # Panics
     ///
@@ -76,33 +69,30 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_no_runtime`] outside a tokio runtime (there is nowhere
+    /// to spawn), and [`Error::is_at_capacity`] when `max_pending` timers
+    /// are alive.
     ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::new();
     /// let (tx, rx) = tokio::sync::oneshot::channel();
-    /// let first = wheel
-    ///     .try_spawn_after(Duration::from_secs(1), async move { tx.send(1).unwrap() })
-    ///     .unwrap();
-    /// let refused = wheel.try_spawn_after(Duration::from_secs(1), async {});
-    /// assert!(refused.unwrap_err().is_at_capacity());
-    /// assert_eq!(rx.await.unwrap(), 1);
-    /// assert!(first.is_expired());
+    /// wheel.try_spawn_after(Duration::from_secs(1), async move { tx.send(()).unwrap() })?;
+    /// rx.await.unwrap();
+    /// # Ok(())
     /// # }
     /// ```
-    #[track_caller]
     pub fn try_spawn_after<F>(&self, duration: Duration, future: F) -> Result<TimeoutHandle, Error>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let runtime = current_runtime("spawn_after");
+        let runtime = current_runtime()?;
         let shard = self.claim()?;
         Ok(TimeoutHandle::of(schedule_after(
             shard, duration, runtime, future,
@@ -114,25 +104,8 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime, or when the wheel is at capacity (see
-    /// [`try_spawn_at`](Wheel::try_spawn_at)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let at = Instant::now() + Duration::from_millis(250);
-    /// let (tx, rx) = tokio::sync::oneshot::channel();
-    /// let handle = wheel.spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
-    /// assert!(rx.await.unwrap() >= at);
-    /// assert!(handle.is_expired());
-    /// # }
-    /// ```
+    /// Outside a tokio runtime, or when the wheel is at capacity;
+    /// [`try_spawn_at`](Wheel::try_spawn_at) returns an error instead.
     #[track_caller]
     pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
     where
@@ -141,12 +114,12 @@ impl Wheel {
     {
         match self.try_spawn_at(deadline, future) {
             Ok(h) => h,
-            Err(e) => panic!("hashwheel::Wheel::spawn_at: {e}"),
+            Err(e) => e.fail("Wheel::spawn_at"),
         }
     }
 
-    /// Like [`spawn_at`](Wheel::spawn_at), but returns an error when the
-    /// wheel is at capacity.
+    /// Like [`spawn_at`](Wheel::spawn_at), but returns an error where it
+    /// would panic.
     ///
     /// # Panics
     ///
@@ -154,32 +127,25 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// As [`try_spawn_after`](Wheel::try_spawn_after):
+    /// [`Error::is_no_runtime`] or [`Error::is_at_capacity`].
     ///
     /// # Examples
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let at = Instant::now() + Duration::from_secs(1);
-    /// let handle = wheel.try_spawn_at(at, async { unreachable!("cancelled") }).unwrap();
-    /// assert!(handle.cancel()); // dropped without running
-    /// tokio::time::advance(Duration::from_secs(2)).await;
-    /// assert!(handle.is_cancelled());
-    /// assert!(!handle.is_expired());
-    /// # }
+    /// // No runtime here: nowhere to spawn.
+    /// # let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// # let wheel = rt.block_on(async { hashwheel::Wheel::new() });
+    /// let at = tokio::time::Instant::now();
+    /// let err = wheel.try_spawn_at(at, async {}).unwrap_err();
+    /// assert!(err.is_no_runtime());
     /// ```
-    #[track_caller]
     pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let runtime = current_runtime("spawn_at");
+        let runtime = current_runtime()?;
         let shard = self.claim()?;
         Ok(TimeoutHandle::of(schedule_at(
             shard, deadline, runtime, future,
@@ -197,7 +163,9 @@ impl Wheel {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_spawn_after`] returns an error
+/// instead.
 ///
 /// ```should_panic
 /// use std::time::Duration;
@@ -230,9 +198,45 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let shard = registry::claim("spawn_after");
-    let runtime = tokio::runtime::Handle::current();
-    TimeoutHandle::of(schedule_after(shard, duration, runtime, future))
+    match try_spawn_after(duration, future) {
+        Ok(handle) => handle,
+        Err(e) => e.fail("spawn_after"),
+    }
+}
+
+/// Like [`spawn_after`](fn@spawn_after), but returns an error where it
+/// would panic.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// hashwheel::try_spawn_after(Duration::from_secs(1), async move { tx.send(()).unwrap() })?;
+/// rx.await.unwrap();
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_spawn_after<F>(duration: Duration, future: F) -> Result<TimeoutHandle, Error>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let shard = try_claim_default()?;
+    let runtime = current_runtime()?;
+    Ok(TimeoutHandle::of(schedule_after(
+        shard, duration, runtime, future,
+    )))
 }
 
 /// Spawns `future` on the current runtime at `deadline`, through the
@@ -240,7 +244,8 @@ where
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, or when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_spawn_at`] returns an error instead.
 ///
 /// # Examples
 ///
@@ -262,7 +267,43 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let shard = registry::claim("spawn_at");
-    let runtime = tokio::runtime::Handle::current();
-    TimeoutHandle::of(schedule_at(shard, deadline, runtime, future))
+    match try_spawn_at(deadline, future) {
+        Ok(handle) => handle,
+        Err(e) => e.fail("spawn_at"),
+    }
+}
+
+/// Like [`spawn_at`](fn@spawn_at), but returns an error where it would
+/// panic.
+///
+/// # Errors
+///
+/// As [`try_spawn_after`]: [`Error::is_no_runtime`],
+/// [`Error::is_no_timer`] or [`Error::is_at_capacity`].
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_millis(250);
+/// let (tx, rx) = tokio::sync::oneshot::channel();
+/// hashwheel::try_spawn_at(at, async move { tx.send(Instant::now()).unwrap() })?;
+/// assert!(rx.await.unwrap() >= at);
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_spawn_at<F>(deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let shard = try_claim_default()?;
+    let runtime = current_runtime()?;
+    Ok(TimeoutHandle::of(schedule_at(
+        shard, deadline, runtime, future,
+    )))
 }

@@ -7,12 +7,11 @@ use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
-use crate::engine::registry;
 use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 pin_project! {
     /// A future with a deadline, made by
@@ -210,14 +209,13 @@ impl Wheel {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
-    /// let first = wheel.try_timeout(Duration::from_secs(1), std::future::ready(1)).unwrap();
-    /// let refused = wheel.try_timeout(Duration::from_secs(1), std::future::ready(2));
-    /// assert!(refused.unwrap_err().is_at_capacity());
-    /// assert_eq!(first.await, Ok(1));
+    /// let wheel = hashwheel::Wheel::new();
+    /// let work = async { 42 };
+    /// assert_eq!(wheel.try_timeout(Duration::from_secs(1), work)?.await, Ok(42));
+    /// # Ok(())
     /// # }
     /// ```
     pub fn try_timeout<F: IntoFuture>(
@@ -273,16 +271,15 @@ impl Wheel {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     /// use tokio::time::Instant;
     ///
     /// let wheel = hashwheel::Wheel::new();
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let slow = tokio::time::sleep(Duration::from_secs(1));
-    /// let timeout = wheel.try_timeout_at(deadline, slow).unwrap();
-    /// assert!(timeout.await.is_err());
-    /// assert!(Instant::now() >= deadline);
+    /// assert!(wheel.try_timeout_at(deadline, slow)?.await.is_err());
+    /// # Ok(())
     /// # }
     /// ```
     pub fn try_timeout_at<F: IntoFuture>(
@@ -309,7 +306,8 @@ impl Wheel {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_timeout`] returns an error instead.
 ///
 /// ```should_panic
 /// use std::time::Duration;
@@ -335,8 +333,41 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let shard = registry::claim("timeout");
+    let shard = claim_default("timeout");
     Timeout::new(future.into_future(), shard, instant_after(duration))
+}
+
+/// Like [`timeout`](fn@timeout), but returns an error where it would panic.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// assert!(hashwheel::try_timeout(Duration::from_millis(10), rx)?.await.is_err());
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_timeout<F: IntoFuture>(
+    duration: Duration,
+    future: F,
+) -> Result<Timeout<F::IntoFuture>, Error> {
+    let shard = try_claim_default()?;
+    Ok(Timeout::new(
+        future.into_future(),
+        shard,
+        instant_after(duration),
+    ))
 }
 
 /// Requires `future` to complete by `deadline`, timed by the current
@@ -348,7 +379,9 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_timeout_at`] returns an error
+/// instead.
 ///
 /// ```should_panic
 /// // No runtime here.
@@ -372,9 +405,36 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// ```
 #[track_caller]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    Timeout::new(
+    Timeout::new(future.into_future(), claim_default("timeout_at"), deadline)
+}
+
+/// Like [`timeout_at`], but returns an error where it would panic.
+///
+/// # Errors
+///
+/// As [`try_timeout`]: [`Error::is_no_runtime`], [`Error::is_no_timer`] or
+/// [`Error::is_at_capacity`].
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let deadline = Instant::now() + Duration::from_secs(1);
+/// assert_eq!(hashwheel::try_timeout_at(deadline, async { 5 })?.await, Ok(5));
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_timeout_at<F: IntoFuture>(
+    deadline: Instant,
+    future: F,
+) -> Result<Timeout<F::IntoFuture>, Error> {
+    Ok(Timeout::new(
         future.into_future(),
-        registry::claim("timeout_at"),
+        try_claim_default()?,
         deadline,
-    )
+    ))
 }

@@ -54,7 +54,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::timeout::Timeout as WheelTimeout;
-use crate::wheel::Wheel;
+use crate::wheel::{Wheel, WheelOrDefault};
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
 /// or an [`Elapsed`](crate::error::Elapsed). The same type as `tower::BoxError`.
@@ -93,8 +93,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct TimeoutLayer {
     timeout: Duration,
-    /// `None`: the current runtime's default wheel, at each request.
-    wheel: Option<Wheel>,
+    wheel: WheelOrDefault,
 }
 
 /// A service that fails any request its inner service does not answer
@@ -109,7 +108,7 @@ pub struct TimeoutLayer {
 pub struct Timeout<S> {
     inner: S,
     timeout: Duration,
-    wheel: Option<Wheel>,
+    wheel: WheelOrDefault,
 }
 
 pin_project! {
@@ -138,28 +137,12 @@ impl TimeoutLayer {
     /// wheel of the runtime that calls the service.
     ///
     /// Building it looks nothing up: it can be made outside a runtime; the
-    /// service it makes panics if called outside one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use hashwheel::tower::TimeoutLayer;
-    /// use tower::{service_fn, Layer, ServiceExt};
-    ///
-    /// let layer = TimeoutLayer::new(Duration::from_secs(5));
-    /// let fast = layer.layer(service_fn(|req: u32| async move {
-    ///     Ok::<_, std::convert::Infallible>(req * 2)
-    /// }));
-    /// assert_eq!(fast.oneshot(21).await.unwrap(), 42);
-    /// # }
-    /// ```
+    /// service it makes panics if called outside one, or in one built
+    /// without its timer.
     pub fn new(timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,
-            wheel: None,
+            wheel: WheelOrDefault::current(),
         }
     }
 
@@ -188,7 +171,7 @@ impl TimeoutLayer {
     pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,
-            wheel: Some(wheel),
+            wheel: WheelOrDefault::held(wheel),
         }
     }
 
@@ -226,20 +209,8 @@ impl fmt::Debug for TimeoutLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TimeoutLayer")
             .field("timeout", &self.timeout)
-            .field("wheel", &WheelName(&self.wheel))
+            .field("wheel", &self.wheel)
             .finish()
-    }
-}
-
-/// Shows `None` as the default wheel.
-struct WheelName<'a>(&'a Option<Wheel>);
-
-impl fmt::Debug for WheelName<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(w) => w.fmt(f),
-            None => f.write_str("the current runtime's default wheel"),
-        }
     }
 }
 
@@ -270,7 +241,7 @@ impl<S> Timeout<S> {
         Timeout {
             inner,
             timeout,
-            wheel: None,
+            wheel: WheelOrDefault::current(),
         }
     }
 
@@ -300,7 +271,7 @@ impl<S> Timeout<S> {
         Timeout {
             inner,
             timeout,
-            wheel: Some(wheel),
+            wheel: WheelOrDefault::held(wheel),
         }
     }
 
@@ -396,15 +367,14 @@ where
     /// # Panics
     ///
     /// On the default wheel ([`Timeout::new`], [`TimeoutLayer::new`]),
-    /// outside a tokio runtime; on any wheel at its `max_pending` bound.
+    /// outside a tokio runtime or in one built without its timer; on any
+    /// wheel at its `max_pending` bound.
     #[track_caller]
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
         let response = self.inner.call(request);
-        let inner = match &self.wheel {
-            Some(wheel) => wheel.timeout(self.timeout, response),
-            None => crate::timeout(self.timeout, response),
-        };
-        ResponseFuture { inner }
+        ResponseFuture {
+            inner: self.wheel.timeout(self.timeout, response),
+        }
     }
 }
 
@@ -413,7 +383,7 @@ impl<S: fmt::Debug> fmt::Debug for Timeout<S> {
         f.debug_struct("Timeout")
             .field("inner", &self.inner)
             .field("timeout", &self.timeout)
-            .field("wheel", &WheelName(&self.wheel))
+            .field("wheel", &self.wheel)
             .finish()
     }
 }

@@ -1,9 +1,11 @@
+use std::borrow::Cow;
+use std::fmt;
 use std::time::Duration;
 
 use crate::engine::handle::WheelHandle;
 use crate::engine::registry;
 use crate::engine::shards::ShardRef;
-use crate::error::{BuildError, Error};
+use crate::error::Error;
 use crate::metrics::Metrics;
 
 /// A hashed timing wheel and the handle to its driver task.
@@ -82,8 +84,8 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime; [`try_current`](Wheel::try_current) returns
-    /// an error instead.
+    /// Outside a tokio runtime, or in one built without its timer;
+    /// [`try_current`](Wheel::try_current) returns an error instead.
     ///
     /// ```should_panic
     /// let _wheel = hashwheel::Wheel::current(); // no runtime here
@@ -102,20 +104,34 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn current() -> Wheel {
-        Wheel::from_handle(registry::current())
+        match Wheel::try_current() {
+            Ok(wheel) => wheel,
+            Err(e) => e.fail("Wheel::current"),
+        }
     }
 
-    /// Like [`current`](Wheel::current), but returns an error outside a
-    /// tokio runtime.
+    /// Like [`current`](Wheel::current), but returns an error where it
+    /// would panic.
     ///
     /// # Errors
     ///
-    /// [`BuildError::is_no_runtime`](crate::error::BuildError::is_no_runtime)
-    /// outside a tokio runtime.
-    pub fn try_current() -> Result<Wheel, BuildError> {
-        registry::try_current()
+    /// - [`Error::is_no_runtime`] outside a tokio runtime;
+    /// - [`Error::is_no_timer`] in a runtime built without its timer.
+    ///
+    /// In a runtime that has shut down it returns a wheel that has shut down
+    /// too: its timers complete at once (see [`shutdown`](Wheel::shutdown)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap(); // no timer
+    /// let _entered = rt.enter();
+    /// assert!(hashwheel::Wheel::try_current().unwrap_err().is_no_timer());
+    /// ```
+    pub fn try_current() -> Result<Wheel, Error> {
+        registry::current()
             .map(Wheel::from_handle)
-            .map_err(BuildError::new)
+            .map_err(Error::from)
     }
 
     pub(crate) fn from_handle(handle: WheelHandle) -> Wheel {
@@ -129,12 +145,13 @@ impl Wheel {
         self.handle.claim().ok_or(Error::at_capacity())
     }
 
+    /// [`claim`](Wheel::claim), or a panic naming `Wheel::{what}`.
     #[track_caller]
     #[inline]
     pub(crate) fn claim_or_panic(&self, what: &str) -> ShardRef {
         match self.claim() {
             Ok(s) => s,
-            Err(e) => panic!("hashwheel::Wheel::{what}: {e}"),
+            Err(e) => e.fail(&format!("Wheel::{what}")),
         }
     }
 
@@ -198,5 +215,109 @@ impl Wheel {
     #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()
+    }
+}
+
+// ===== the current runtime's default wheel =====
+
+/// A place for one more timer on the current runtime's default wheel; an
+/// error outside a runtime, in one without its timer, or when the wheel is
+/// at capacity. What the free functions' `try_` forms make their timers
+/// from.
+#[inline]
+pub(crate) fn try_claim_default() -> Result<ShardRef, Error> {
+    registry::claim().map_err(Error::from)
+}
+
+/// [`try_claim_default`], or a panic naming the free function `what`.
+#[track_caller]
+#[inline]
+pub(crate) fn claim_default(what: &str) -> ShardRef {
+    match registry::claim() {
+        Ok(s) => s,
+        Err(r) => Error::from(r).fail(what),
+    }
+}
+
+// ===== a held wheel or the runtime's default =====
+
+/// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
+/// `Timeout`, the `io` wrappers): one it holds, or the default wheel of
+/// whichever runtime makes each timer. Each timer made on the default goes
+/// through the free functions' thread-local lookup, not through a
+/// [`Wheel::current`] clone.
+#[derive(Clone, Default)]
+pub(crate) struct WheelOrDefault(Option<Wheel>);
+
+impl WheelOrDefault {
+    /// The default wheel of the runtime each timer is made on.
+    pub(crate) const fn current() -> WheelOrDefault {
+        WheelOrDefault(None)
+    }
+
+    /// `wheel` itself.
+    pub(crate) fn held(wheel: Wheel) -> WheelOrDefault {
+        WheelOrDefault(Some(wheel))
+    }
+
+    /// The held wheel, if any.
+    #[cfg(feature = "hyper")]
+    pub(crate) fn wheel(&self) -> Option<&Wheel> {
+        self.0.as_ref()
+    }
+
+    /// The held wheel, or the current runtime's default; an error outside
+    /// a runtime, or in one without its timer.
+    pub(crate) fn try_get(&self) -> Result<Cow<'_, Wheel>, Error> {
+        match &self.0 {
+            Some(wheel) => Ok(Cow::Borrowed(wheel)),
+            None => Wheel::try_current().map(Cow::Owned),
+        }
+    }
+
+    /// A sleep of `duration`; panics as [`sleep`](crate::sleep) and
+    /// [`Wheel::sleep`] do.
+    #[cfg(feature = "hyper")]
+    #[track_caller]
+    pub(crate) fn sleep(&self, duration: Duration) -> crate::sleep::Sleep {
+        match &self.0 {
+            Some(wheel) => wheel.sleep(duration),
+            None => crate::sleep::sleep(duration),
+        }
+    }
+
+    /// A sleep until `deadline`; panics as [`sleep_until`](crate::sleep_until)
+    /// and [`Wheel::sleep_until`] do.
+    #[cfg(feature = "hyper")]
+    #[track_caller]
+    pub(crate) fn sleep_until(&self, deadline: tokio::time::Instant) -> crate::sleep::Sleep {
+        match &self.0 {
+            Some(wheel) => wheel.sleep_until(deadline),
+            None => crate::sleep::sleep_until(deadline),
+        }
+    }
+
+    /// `future` with a timeout of `duration`; panics as
+    /// [`timeout`](crate::timeout) and [`Wheel::timeout`] do.
+    #[cfg(feature = "tower")]
+    #[track_caller]
+    pub(crate) fn timeout<F: std::future::IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> crate::timeout::Timeout<F::IntoFuture> {
+        match &self.0 {
+            Some(wheel) => wheel.timeout(duration, future),
+            None => crate::timeout::timeout(duration, future),
+        }
+    }
+}
+
+impl fmt::Debug for WheelOrDefault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(wheel) => wheel.fmt(f),
+            None => f.write_str("the current runtime's default wheel"),
+        }
     }
 }

@@ -238,6 +238,39 @@ fn sleep_after_its_runtime_is_gone_completes() {
     });
 }
 
+/// The `# Panics` of `Timer`: a message naming the call, since hyper's
+/// `Timer` cannot return an error; a held wheel needs no runtime.
+#[test]
+fn a_timer_panics_only_as_documented() {
+    let message = |f: Box<dyn FnOnce()>| {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+        e.downcast::<String>().map(|s| *s).unwrap()
+    };
+    // No timer in the runtime: `Timer::new()`'s sleeps cannot be made.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let entered = rt.enter();
+    assert_eq!(
+        message(Box::new(|| drop(Timer::new().sleep(secs(1))))),
+        "hashwheel::sleep: the Tokio runtime has no timer: build it with enable_time() or enable_all()"
+    );
+    drop(entered);
+    // A held wheel, outside any runtime: fine until it is full.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let wheel = rt.block_on(async { Wheel::builder().max_pending(1).build().unwrap() });
+    let timer = Timer::from(wheel);
+    let first = timer.sleep(secs(1));
+    assert_eq!(
+        message(Box::new(move || drop(timer.sleep(secs(1))))),
+        "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_pending timers are pending)"
+    );
+    drop(first);
+}
+
 #[test]
 fn types() {
     fn check<T: Send + Sync + Unpin + std::fmt::Debug + 'static>() {}
@@ -252,7 +285,7 @@ fn types() {
     clone::<Timer>();
     assert_eq!(
         format!("{:?}", Timer::new()),
-        "Timer { wheel: \"the current runtime's default wheel\" }"
+        "Timer { wheel: the current runtime's default wheel }"
     );
 }
 

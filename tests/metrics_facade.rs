@@ -283,6 +283,23 @@ fn on_the_real_clock_a_change_after_quiet_intervals_is_published() {
     });
 }
 
+/// A name read at run time (an owned `String`) labels the series as a
+/// `&'static str` does, and the two spellings of one name share a row.
+#[tokio::test(start_paused = true)]
+async fn an_owned_name_labels_the_series_as_a_static_one_does() {
+    recorded();
+    let owned: String = ["tenant", "-", "42"].concat();
+    let a = Wheel::builder().name(owned.clone()).build().unwrap();
+    let b = Wheel::builder().name("tenant-42").build().unwrap();
+    settle().await;
+    let mut on_a = task::spawn(a.sleep(Duration::from_secs(10)));
+    assert_pending!(on_a.poll());
+    let mut on_b = task::spawn(b.sleep(Duration::from_secs(10)));
+    assert_pending!(on_b.poll());
+    elapse(Duration::from_secs(1)).await;
+    assert_eq!(published(&owned), Some([2, 2, 0, 0, 0]));
+}
+
 async fn until_published(wheel: &str, want: [u64; 5]) {
     let start = std::time::Instant::now();
     while published(wheel) != Some(want) {

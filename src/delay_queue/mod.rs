@@ -21,8 +21,8 @@ use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
-use crate::engine::registry;
-use crate::wheel::Wheel;
+use crate::error::Error;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 mod capacity;
 mod expired;
@@ -116,7 +116,11 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// Outside a tokio runtime (tokio-util's queue needs one only when it is
-    /// polled; this one finds its wheel when it is made).
+    /// polled; this one finds its wheel when it is made), in one built
+    /// without its timer, and when the default wheel is at its
+    /// [`max_pending`](crate::Builder::max_pending) bound (the queue keeps
+    /// one timer on it); [`try_new`](DelayQueue::try_new) returns an error
+    /// instead.
     ///
     /// # Examples
     ///
@@ -134,7 +138,29 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn new() -> DelayQueue<T> {
-        on_default_wheel("DelayQueue::new", 0)
+        DelayQueue::on(QueueAlarm::new(claim_default("DelayQueue::new")), 0)
+    }
+
+    /// Like [`new`](DelayQueue::new), but returns an error where it would
+    /// panic.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_no_runtime`] outside a tokio runtime,
+    /// [`Error::is_no_timer`] in one built without its timer, and
+    /// [`Error::is_at_capacity`] when the default wheel is at its
+    /// [`max_pending`](crate::Builder::max_pending) bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hashwheel::DelayQueue;
+    ///
+    /// // No runtime here.
+    /// assert!(DelayQueue::<u32>::try_new().unwrap_err().is_no_runtime());
+    /// ```
+    pub fn try_new() -> Result<DelayQueue<T>, Error> {
+        DelayQueue::try_with_capacity(0)
     }
 
     /// An empty queue with room for `capacity` values, on the current
@@ -142,23 +168,46 @@ impl<T> DelayQueue<T> {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime.
+    /// As [`new`](DelayQueue::new);
+    /// [`try_with_capacity`](DelayQueue::try_with_capacity) returns an
+    /// error instead.
     ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// use hashwheel::DelayQueue;
-    ///
-    /// let queue: DelayQueue<u64> = DelayQueue::with_capacity(1000);
-    /// assert!(queue.capacity() >= 1000);
-    /// assert!(queue.is_empty());
+    /// let queue = hashwheel::DelayQueue::<u32>::with_capacity(100);
+    /// assert!(queue.capacity() >= 100);
     /// # }
     /// ```
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
-        on_default_wheel("DelayQueue::with_capacity", capacity)
+        let shard = claim_default("DelayQueue::with_capacity");
+        DelayQueue::on(QueueAlarm::new(shard), capacity)
+    }
+
+    /// Like [`with_capacity`](DelayQueue::with_capacity), but returns an
+    /// error where it would panic.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_new`](DelayQueue::try_new): [`Error::is_no_runtime`],
+    /// [`Error::is_no_timer`] or [`Error::is_at_capacity`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
+    /// let queue = hashwheel::DelayQueue::<u32>::try_with_capacity(100)?;
+    /// assert!(queue.capacity() >= 100);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_with_capacity(capacity: usize) -> Result<DelayQueue<T>, Error> {
+        let shard = try_claim_default()?;
+        Ok(DelayQueue::on(QueueAlarm::new(shard), capacity))
     }
 
     /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
@@ -614,6 +663,7 @@ impl Wheel {
     ///
     /// When the wheel is at its [`max_pending`](crate::Builder::max_pending) bound:
     /// the queue keeps one timer on the wheel.
+    /// [`try_delay_queue`](Wheel::try_delay_queue) returns an error instead.
     ///
     /// # Examples
     ///
@@ -631,14 +681,40 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn delay_queue<T>(&self) -> DelayQueue<T> {
-        self.delay_queue_with_capacity(0)
+        let shard = self.claim_or_panic("delay_queue");
+        DelayQueue::on(QueueAlarm::new(shard), 0)
+    }
+
+    /// Like [`delay_queue`](Wheel::delay_queue), but returns an error when
+    /// the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let queue = wheel.try_delay_queue::<u32>().unwrap();
+    /// assert!(wheel.try_delay_queue::<u32>().unwrap_err().is_at_capacity());
+    /// drop(queue);
+    /// assert!(wheel.try_delay_queue::<u32>().is_ok());
+    /// # }
+    /// ```
+    pub fn try_delay_queue<T>(&self) -> Result<DelayQueue<T>, Error> {
+        self.try_delay_queue_with_capacity(0)
     }
 
     /// An empty [`DelayQueue`] with room for `capacity` values.
     ///
     /// # Panics
     ///
-    /// As [`delay_queue`](Wheel::delay_queue).
+    /// As [`delay_queue`](Wheel::delay_queue);
+    /// [`try_delay_queue_with_capacity`](Wheel::try_delay_queue_with_capacity)
+    /// returns an error instead.
     ///
     /// # Examples
     ///
@@ -646,24 +722,40 @@ impl Wheel {
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let wheel = hashwheel::Wheel::new();
-    /// let queue = wheel.delay_queue_with_capacity::<String>(64);
-    /// assert!(queue.capacity() >= 64);
+    /// let queue = wheel.delay_queue_with_capacity::<u32>(100);
+    /// assert!(queue.capacity() >= 100);
     /// # }
     /// ```
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
-        let shard = self.claim_or_panic("delay_queue");
+        let shard = self.claim_or_panic("delay_queue_with_capacity");
         DelayQueue::on(QueueAlarm::new(shard), capacity)
     }
-}
 
-// ===== on the default wheel =====
-
-/// A `DelayQueue` on the current runtime's default wheel; see
-/// [`DelayQueue::new`](crate::DelayQueue::new).
-#[track_caller]
-fn on_default_wheel<T>(what: &str, capacity: usize) -> DelayQueue<T> {
-    DelayQueue::on(QueueAlarm::new(registry::claim(what)), capacity)
+    /// Like [`delay_queue_with_capacity`](Wheel::delay_queue_with_capacity),
+    /// but returns an error when the wheel is at capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
+    /// let wheel = hashwheel::Wheel::new();
+    /// let queue = wheel.try_delay_queue_with_capacity::<u32>(100)?;
+    /// assert!(queue.capacity() >= 100);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_delay_queue_with_capacity<T>(
+        &self,
+        capacity: usize,
+    ) -> Result<DelayQueue<T>, Error> {
+        Ok(DelayQueue::on(QueueAlarm::new(self.claim()?), capacity))
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! A wheel's settings, checked once before it is built.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::engine::publish::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
@@ -15,7 +16,7 @@ pub(crate) struct Config {
     pub(crate) shards: Option<usize>,
     /// The `wheel` label of its metrics and field of its events; `None`:
     /// `publish::UNNAMED`.
-    pub(crate) name: Option<&'static str>,
+    pub(crate) name: Option<Cow<'static, str>>,
     /// How often the metrics facade hears from the wheel.
     pub(crate) metrics_interval: Duration,
     /// How late a driver pass may run before a stall is reported.
@@ -56,13 +57,13 @@ impl Config {
     /// The same settings, named `name` unless they have a name already (a
     /// runtime's default wheel is `"default"`).
     pub(crate) fn named_if_unnamed(mut self, name: &'static str) -> Config {
-        self.name.get_or_insert(name);
+        self.name.get_or_insert(Cow::Borrowed(name));
         self
     }
 
     /// The name the wheel reports under.
-    pub(crate) fn name(&self) -> &'static str {
-        self.name.unwrap_or(UNNAMED)
+    pub(crate) fn name(&self) -> Cow<'static, str> {
+        self.name.clone().unwrap_or(Cow::Borrowed(UNNAMED))
     }
 
     /// The number of buckets: `slots` rounded up to a power of two.

@@ -36,6 +36,7 @@
 //! and the driver's passes, on the same thread, never run at once. On the
 //! real clock the publisher always keeps its interval.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
@@ -68,7 +69,7 @@ mod names {
 #[derive(Debug)]
 pub(crate) struct Telemetry {
     #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
-    pub(crate) name: &'static str,
+    pub(crate) name: Cow<'static, str>,
     #[cfg(feature = "metrics")]
     publisher: facade::Publisher,
     #[cfg(feature = "tracing")]
@@ -79,15 +80,19 @@ impl Telemetry {
     /// A wheel named `name` that publishes its counts every `interval`
     /// (feature `metrics`) and reports passes later than `stall_threshold`
     /// (feature `tracing`).
-    pub(crate) fn new(name: &'static str, interval: Duration, stall_threshold: Duration) -> Self {
+    pub(crate) fn new(
+        name: Cow<'static, str>,
+        interval: Duration,
+        stall_threshold: Duration,
+    ) -> Self {
         #[cfg(not(feature = "metrics"))]
         let _ = interval;
         #[cfg(not(feature = "tracing"))]
         let _ = stall_threshold;
         Telemetry {
-            name,
             #[cfg(feature = "metrics")]
-            publisher: facade::Publisher::new(name, interval),
+            publisher: facade::Publisher::new(name.clone(), interval),
+            name,
             #[cfg(feature = "tracing")]
             stall: events::Stall::new(stall_threshold),
         }
@@ -96,7 +101,7 @@ impl Telemetry {
 
 impl Default for Telemetry {
     fn default() -> Self {
-        Telemetry::new(UNNAMED, METRICS_INTERVAL, STALL_THRESHOLD)
+        Telemetry::new(Cow::Borrowed(UNNAMED), METRICS_INTERVAL, STALL_THRESHOLD)
     }
 }
 
@@ -195,7 +200,8 @@ impl Counts {
 /// Every name's published counts: the sum over the wheels of that name of
 /// what each last published (see the module docs). A handful of rows.
 #[cfg(feature = "metrics")]
-static TOTALS: std::sync::Mutex<Vec<(&'static str, Counts)>> = std::sync::Mutex::new(Vec::new());
+static TOTALS: std::sync::Mutex<Vec<(Cow<'static, str>, Counts)>> =
+    std::sync::Mutex::new(Vec::new());
 
 #[cfg(feature = "metrics")]
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -208,6 +214,7 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(feature = "metrics")]
 mod facade {
+    use std::borrow::Cow;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
     use std::time::Duration;
@@ -243,9 +250,10 @@ mod facade {
     }
 
     impl Publisher {
-        pub(super) fn new(name: &'static str, interval: Duration) -> Publisher {
-            let key =
-                |metric: &'static str| Key::from_parts(metric, vec![Label::new("wheel", name)]);
+        pub(super) fn new(name: Cow<'static, str>, interval: Duration) -> Publisher {
+            let key = |metric: &'static str| {
+                Key::from_parts(metric, vec![Label::new("wheel", name.clone())])
+            };
             Publisher {
                 interval,
                 pending: key(names::PENDING),
@@ -325,7 +333,7 @@ mod facade {
         let i = match totals.iter().position(|(n, _)| *n == telemetry.name) {
             Some(i) => i,
             None => {
-                totals.push((telemetry.name, Counts::default()));
+                totals.push((telemetry.name.clone(), Counts::default()));
                 totals.len() - 1
             }
         };
@@ -418,7 +426,7 @@ mod events {
         let core = &shards.core;
         tracing::debug!(
             target: "hashwheel",
-            wheel = telemetry.name,
+            wheel = &*telemetry.name,
             tick_ms = core.clock.tick().as_millis() as u64,
             slots = core.slots,
             shards = shards.shards.len(),
@@ -430,7 +438,7 @@ mod events {
         let c = shards.counts();
         tracing::debug!(
             target: "hashwheel",
-            wheel = telemetry.name,
+            wheel = &*telemetry.name,
             fired = c.fired,
             cancelled = c.cancelled,
             shut_down = c.drained,
@@ -456,7 +464,7 @@ mod events {
         let pending = shards.counts().pending;
         tracing::warn!(
             target: "hashwheel",
-            wheel = telemetry.name,
+            wheel = &*telemetry.name,
             lag_ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX),
             pending,
             "timers are running late: the timer driver ran long after its tick \

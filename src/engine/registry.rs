@@ -3,7 +3,7 @@
 //! stand in for `tokio::time::sleep`. The free functions themselves sit
 //! beside their types, as tokio's do (`sleep` with `Sleep`, `timeout` with
 //! `Timeout`, ...); this module is how they find their wheel: [`claim`] a
-//! place on it for a timer, or [`with_current`] for anything else. It keeps
+//! place on it for a timer, or [`current`] for the wheel itself. It keeps
 //! engine handles ([`WheelHandle`]), which the public `Wheel` wraps.
 //!
 //! # Invariants
@@ -34,14 +34,13 @@
 //! which builds a new wheel. Only a `closed` entry would still be served to
 //! a reused id, until the next new entry prunes it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::{Mutex, MutexGuard};
 
 use tokio::runtime::{Handle, Id};
 use tokio::task;
 
 use crate::engine::config::{BuildKind, Config};
-use crate::engine::core::AT_CAPACITY;
 use crate::engine::handle::WheelHandle;
 use crate::engine::publish::DEFAULT_WHEEL;
 use crate::engine::shard::Shard;
@@ -147,30 +146,70 @@ fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelH
     Ok(wheel)
 }
 
+/// Why the current runtime's default wheel could not give a timer (the
+/// public `Error` says it in words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// No runtime is current.
+    NoRuntime,
+    /// The current runtime was built without its timer.
+    NoTimer,
+    /// The wheel holds `max_pending` timers.
+    AtCapacity,
+}
+
+impl From<BuildKind> for Refused {
+    fn from(kind: BuildKind) -> Refused {
+        match kind {
+            BuildKind::NoRuntime => Refused::NoRuntime,
+            BuildKind::NoTimer => Refused::NoTimer,
+            // The default configuration is valid (see the test below), and
+            // `Existing::Keep` never refuses.
+            other => unreachable!("the default wheel cannot fail with {other:?}"),
+        }
+    }
+}
+
+thread_local! {
+    /// The last runtime this thread found without a timer. A runtime keeps
+    /// its timer setting for life; finding out costs a panic inside tokio,
+    /// caught, which the panic hook prints, so it is found out once.
+    static NO_TIMER: Cell<Option<Id>> = const { Cell::new(None) };
+}
+
 /// The default wheel of `runtime`, the current runtime, from the registry,
 /// built with the default configuration if it has none.
 #[cold]
-fn lookup(runtime: Id) -> WheelHandle {
+fn lookup(runtime: Id) -> Result<WheelHandle, Refused> {
     if let Some(wheel) = find(runtime) {
-        return wheel;
+        return Ok(wheel);
     }
-    let wheel = WheelHandle::start(&Config::default().named_if_unnamed(DEFAULT_WHEEL))
-        .expect("the default configuration builds inside a runtime");
-    install(runtime, wheel, Existing::Keep).expect("`Keep` never fails")
+    if NO_TIMER.try_with(Cell::get).ok().flatten() == Some(runtime) {
+        return Err(Refused::NoTimer);
+    }
+    let wheel = match WheelHandle::start(&Config::default().named_if_unnamed(DEFAULT_WHEEL)) {
+        Ok(wheel) => wheel,
+        Err(kind) => {
+            if kind == BuildKind::NoTimer {
+                let _ = NO_TIMER.try_with(|c| c.set(Some(runtime)));
+            }
+            return Err(kind.into());
+        }
+    };
+    Ok(install(runtime, wheel, Existing::Keep)?)
 }
 
 // ===== finding the current runtime's wheel =====
 
-/// Runs `f` on the current runtime's default wheel; panics outside a
-/// runtime with a message that names `what`.
+/// Runs `f` on the current runtime's default wheel; an error outside a
+/// runtime, or in one without its timer.
 ///
 /// The fastest path, a call from the same task as the thread's last one,
 /// is a read of tokio's current task id and a thread-local comparison: no
 /// runtime handle. Otherwise it is one [`Handle::try_current`] (the same
 /// lookup `tokio::time::sleep` makes) and the same comparison.
-#[track_caller]
 #[inline]
-pub(crate) fn with_current<R, F: FnOnce(&WheelHandle) -> R>(what: &str, f: F) -> R {
+fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Refused> {
     let task = task::try_id();
     if task.is_some() {
         // A miss hands `f` back. `try_with` fails only while the thread's
@@ -187,22 +226,24 @@ pub(crate) fn with_current<R, F: FnOnce(&WheelHandle) -> R>(what: &str, f: F) ->
             }
         });
         if let Ok(Some(r)) = hit {
-            return r;
+            return Ok(r);
         }
-        return with_runtime(what, task, f.take().expect("not called on a miss"));
+        return with_runtime(task, f.take().expect("not called on a miss"));
     }
-    with_runtime(what, task, f)
+    with_runtime(task, f)
 }
 
 /// [`with_current`] for a call from a task the thread did not serve last,
 /// or from outside any task.
-#[track_caller]
-fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&WheelHandle) -> R) -> R {
+fn with_runtime<R>(
+    task: Option<task::Id>,
+    f: impl FnOnce(&WheelHandle) -> R,
+) -> Result<R, Refused> {
     // The handle goes at once: holding it (a count on an `Arc` that every
     // worker shares) while the timer is made costs a contended cache line.
     let runtime = match Handle::try_current() {
         Ok(handle) => handle.id(),
-        Err(_) => no_runtime(what),
+        Err(_) => return Err(Refused::NoRuntime),
     };
     let mut f = Some(f);
     let hit = CURRENT.try_with(|cell| {
@@ -217,9 +258,9 @@ fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&WheelHand
         }
     });
     if let Ok(Some(r)) = hit {
-        return r;
+        return Ok(r);
     }
-    let wheel = lookup(runtime);
+    let wheel = lookup(runtime)?;
     let f = f.take().expect("called once");
     let r = f(&wheel);
     remember(Cached {
@@ -228,7 +269,7 @@ fn with_runtime<R>(what: &str, task: Option<task::Id>, f: impl FnOnce(&WheelHand
         shard: wheel.thread_shard(),
         wheel,
     });
-    r
+    Ok(r)
 }
 
 /// Caches the wheel of a runtime as this thread's.
@@ -244,19 +285,12 @@ fn remember(cached: Cached) {
     drop(old);
 }
 
-#[cold]
-#[track_caller]
-fn no_runtime(what: &str) -> ! {
-    panic!("hashwheel::{what} must be called from the context of a Tokio 1.x runtime")
-}
-
-/// A timer's place on the current runtime's default wheel; panics, naming
-/// `what`, outside a runtime or when the wheel is full. The timer is made
-/// from it after the thread-local lookup, which then hands back one word
-/// rather than the whole timer.
-#[track_caller]
+/// A timer's place on the current runtime's default wheel; an error
+/// outside a runtime, in one without its timer, or when the wheel is full.
+/// The timer is made from it after the thread-local lookup, which then
+/// hands back one word rather than the whole timer.
 #[inline]
-pub(crate) fn claim(what: &str) -> ShardRef {
+pub(crate) fn claim() -> Result<ShardRef, Refused> {
     let task = task::try_id();
     if task.is_some() {
         // The fast path of `with_current`, written out for this one call:
@@ -274,33 +308,18 @@ pub(crate) fn claim(what: &str) -> ShardRef {
             }
         });
         match hit {
-            Some(Some(shard)) => return shard,
-            Some(None) => at_capacity(what),
+            Some(Some(shard)) => return Ok(shard),
+            Some(None) => return Err(Refused::AtCapacity),
             None => {}
         }
     }
-    match with_runtime(what, task, WheelHandle::claim) {
-        Some(shard) => shard,
-        None => at_capacity(what),
-    }
+    with_runtime(task, WheelHandle::claim)?.ok_or(Refused::AtCapacity)
 }
 
-#[cold]
-#[track_caller]
-fn at_capacity(what: &str) -> ! {
-    panic!("hashwheel::{what}: {AT_CAPACITY}")
-}
-
-/// The current runtime's default wheel; panics outside a runtime.
-#[track_caller]
-pub(crate) fn current() -> WheelHandle {
-    with_current("Wheel::current", WheelHandle::clone)
-}
-
-/// The current runtime's default wheel, or an error outside a runtime.
-pub(crate) fn try_current() -> Result<WheelHandle, BuildKind> {
-    let handle = Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
-    Ok(lookup(handle.id()))
+/// The current runtime's default wheel; an error outside a runtime, or in
+/// one without its timer.
+pub(crate) fn current() -> Result<WheelHandle, Refused> {
+    with_current(WheelHandle::clone)
 }
 
 /// Builds a wheel with `config` as the current runtime's default wheel
@@ -313,4 +332,15 @@ pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
     }
     let config = config.clone().named_if_unnamed(DEFAULT_WHEEL);
     install(runtime, WheelHandle::start(&config)?, Existing::Refuse)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_configuration_is_valid() {
+        let config = Config::default().named_if_unnamed(DEFAULT_WHEEL);
+        assert!(config.validate().is_ok());
+    }
 }

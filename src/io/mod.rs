@@ -80,19 +80,22 @@
 //!
 //! Besides `TimedOut` and the wrapped stream's own errors, an operation
 //! that waits with a timeout set fails with an error of kind
-//! [`Other`](std::io::ErrorKind::Other) when it cannot have a timer:
+//! [`Other`](std::io::ErrorKind::Other) when it cannot have a timer. Its
+//! inner error is a [`hashwheel::error::Error`](crate::error::Error)
+//! (`get_ref()` and `downcast_ref`), whose predicates say why:
 //!
-//! - the wrapper's wheel has shut down ([`Wheel::shutdown`](crate::Wheel::shutdown),
-//!   or its runtime is gone): the inner error is a
-//!   [`hashwheel::error::Error`](crate::error::Error) for which
-//!   [`is_shutdown`](crate::error::Error::is_shutdown) holds. Permanent
-//!   for a wrapper made `with_wheel`; one on the default wheel moves to the
-//!   runtime's new default wheel, if the runtime is alive.
-//! - the wheel is at its [`max_pending`](crate::Builder::max_pending)
-//!   bound ([`is_at_capacity`](crate::error::Error::is_at_capacity)):
-//!   transient.
-//! - a wrapper on the default wheel is polled outside a tokio runtime
-//!   (a [`BuildError`](crate::error::BuildError)).
+//! - [`is_shutdown`](crate::error::Error::is_shutdown): the wrapper's wheel
+//!   has shut down ([`Wheel::shutdown`](crate::Wheel::shutdown), or its
+//!   runtime is gone). Permanent for a wrapper made `with_wheel`; one on
+//!   the default wheel moves to the runtime's new default wheel, if the
+//!   runtime is alive.
+//! - [`is_at_capacity`](crate::error::Error::is_at_capacity): the wheel is
+//!   at its [`max_pending`](crate::Builder::max_pending) bound. Transient.
+//! - [`is_no_runtime`](crate::error::Error::is_no_runtime): a wrapper on
+//!   the default wheel is polled outside a tokio runtime.
+//! - [`is_no_timer`](crate::error::Error::is_no_timer): a wrapper on the
+//!   default wheel is polled in a runtime built without its timer.
+//!   Permanent for that runtime.
 //!
 //! An operation that does not wait goes on working: the error is never
 //! early, and never a hang or a panic.

@@ -41,7 +41,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{Wheel, WheelOrDefault};
 
 /// How far a deadline that overflows an `Instant` lands, as in
 /// `tokio::time::sleep(Duration::MAX)`: 30 years from its start.
@@ -67,15 +67,6 @@ fn timed_out() -> io::Error {
     io::Error::from(io::ErrorKind::TimedOut)
 }
 
-/// The error of an operation that needs a timer from a wheel that cannot
-/// give one.
-fn no_timer<E>(e: E) -> io::Error
-where
-    E: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    io::Error::other(e)
-}
-
 /// Which timeout of a wrapper: that of a direction (its index), or the
 /// idle timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,9 +84,9 @@ pub(crate) struct Timeouts<const N: usize> {
 /// What a wrapper with a timeout, or a wheel of its own, keeps.
 #[derive(Debug)]
 struct State<const N: usize> {
-    /// The wheel the sleeps are made on; `None`: the default wheel of the
-    /// runtime that polls the wrapper when a sleep is first needed.
-    wheel: Option<Wheel>,
+    /// The wheel the sleeps are made on: its own, or the default wheel of
+    /// the runtime that polls the wrapper when a sleep is needed.
+    wheel: WheelOrDefault,
     idle: Option<Idle>,
     dirs: [Direction; N],
 }
@@ -143,14 +134,14 @@ impl<const N: usize> Timeouts<N> {
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
         let mut t = Timeouts::new();
-        t.state_mut().wheel = Some(wheel.clone());
+        t.state_mut().wheel = WheelOrDefault::held(wheel.clone());
         t
     }
 
     fn state_mut(&mut self) -> &mut State<N> {
         self.state.get_or_insert_with(|| {
             Box::new(State {
-                wheel: None,
+                wheel: WheelOrDefault::current(),
                 idle: None,
                 dirs: std::array::from_fn(|_| Direction::default()),
             })
@@ -283,7 +274,7 @@ impl<const N: usize> State<N> {
             let d = &mut self.dirs[dir];
             match &mut d.sleep {
                 Some(sleep) => sleep.reset(at),
-                None => d.sleep = Some(new_sleep(self.wheel.as_ref(), at)?),
+                None => d.sleep = Some(new_sleep(&self.wheel, at)?),
             }
             d.armed = true;
         }
@@ -315,32 +306,25 @@ impl<const N: usize> State<N> {
             let d = &mut self.dirs[dir];
             match attempt {
                 0 => d.sleep.as_mut().expect("armed").reset(at),
-                1 => d.sleep = Some(new_sleep(self.wheel.as_ref(), at)?),
+                1 => d.sleep = Some(new_sleep(&self.wheel, at)?),
                 _ => break,
             }
         }
         // Completed with nothing due three times, the last time a sleep
         // made anew: its wheel has shut down.
         self.dirs[dir].disarm();
-        Err(no_timer(Error::shutdown()))
+        Err(Error::shutdown().into())
     }
 }
 
-/// A sleep until `at` on `wheel`, or on the current runtime's default
-/// wheel.
-fn new_sleep(wheel: Option<&Wheel>, at: Instant) -> io::Result<Sleep> {
-    let current;
-    let wheel = match wheel {
-        Some(w) => w,
-        None => {
-            current = Wheel::try_current().map_err(no_timer)?;
-            &current
-        }
-    };
+/// A sleep until `at` on `wheel`; an error (kind `Other`, holding an
+/// [`Error`]) when no timer can be had, or when the wheel has shut down.
+fn new_sleep(wheel: &WheelOrDefault, at: Instant) -> io::Result<Sleep> {
+    let wheel = wheel.try_get()?;
     if wheel.is_shutdown() {
-        return Err(no_timer(Error::shutdown()));
+        return Err(Error::shutdown().into());
     }
-    wheel.try_sleep_until(at).map_err(no_timer)
+    Ok(wheel.try_sleep_until(at)?)
 }
 
 #[cfg(test)]

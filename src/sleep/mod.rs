@@ -6,10 +6,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::engine::entry::owned::OwnedEntry;
-use crate::engine::registry;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
-use crate::wheel::Wheel;
+use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 /// A future that completes at a deadline, made by
 /// [`Wheel::sleep`](crate::Wheel::sleep) or
@@ -262,8 +261,6 @@ impl Wheel {
     /// let first = wheel.try_sleep(Duration::from_millis(10)).unwrap();
     /// assert!(wheel.try_sleep(Duration::from_millis(10)).unwrap_err().is_at_capacity());
     /// first.await;
-    /// // The first sleep is gone: there is room again.
-    /// assert!(wheel.try_sleep(Duration::from_millis(10)).is_ok());
     /// # }
     /// ```
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
@@ -309,14 +306,13 @@ impl Wheel {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
+    /// # async fn main() -> Result<(), hashwheel::error::Error> {
     /// use std::time::Duration;
     /// use tokio::time::Instant;
     ///
     /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// wheel.try_sleep_until(deadline).unwrap().await;
-    /// assert!(Instant::now() >= deadline);
+    /// wheel.try_sleep_until(Instant::now() + Duration::from_millis(10))?.await;
+    /// # Ok(())
     /// # }
     /// ```
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
@@ -342,9 +338,10 @@ impl Wheel {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound (see
-/// [`Builder::build_default`](crate::Builder::build_default)).
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at its [`max_pending`](crate::Builder::max_pending)
+/// bound (see [`Builder::build_default`](crate::Builder::build_default));
+/// [`try_sleep`] returns an error instead.
 ///
 /// ```should_panic
 /// use std::time::Duration;
@@ -370,7 +367,31 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(registry::claim("sleep"), duration)
+    Sleep::after(claim_default("sleep"), duration)
+}
+
+/// Like [`sleep`], but returns an error where it would panic.
+///
+/// # Errors
+///
+/// [`Error::is_no_runtime`] outside a tokio runtime,
+/// [`Error::is_no_timer`] in one built without its timer, and
+/// [`Error::is_at_capacity`] when the default wheel is at its
+/// [`max_pending`](crate::Builder::max_pending) bound.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+///
+/// hashwheel::try_sleep(Duration::from_millis(10))?.await;
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_sleep(duration: Duration) -> Result<Sleep, Error> {
+    Ok(Sleep::after(try_claim_default()?, duration))
 }
 
 /// Waits until `deadline`, on the current runtime's default wheel: a
@@ -384,7 +405,9 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// # Panics
 ///
-/// Outside a tokio runtime, and when the default wheel is at capacity.
+/// Outside a tokio runtime, in one built without its timer, and when the
+/// default wheel is at capacity; [`try_sleep_until`] returns an error
+/// instead.
 ///
 /// ```should_panic
 /// // No runtime here.
@@ -407,7 +430,30 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::until(registry::claim("sleep_until"), deadline)
+    Sleep::until(claim_default("sleep_until"), deadline)
+}
+
+/// Like [`sleep_until`], but returns an error where it would panic.
+///
+/// # Errors
+///
+/// As [`try_sleep`]: [`Error::is_no_runtime`], [`Error::is_no_timer`] or
+/// [`Error::is_at_capacity`].
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), hashwheel::error::Error> {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// hashwheel::try_sleep_until(Instant::now() + Duration::from_millis(10))?.await;
+/// # Ok(())
+/// # }
+/// ```
+pub fn try_sleep_until(deadline: Instant) -> Result<Sleep, Error> {
+    Ok(Sleep::until(try_claim_default()?, deadline))
 }
 
 #[cfg(all(test, not(loom)))]
