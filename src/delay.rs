@@ -4,9 +4,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::engine::entry::shared::{Outcome, SharedEntry};
@@ -92,7 +93,12 @@ impl Future for Delay {
     type Output = Result<(), Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.entry.poll(cx).map(|outcome| match outcome {
+        // The task's budget, as a `Sleep` spends it: a unit taken before
+        // the outcome is looked at, kept only when there is one.
+        let coop = ready!(coop::poll_proceed(cx));
+        let outcome = ready!(self.entry.poll(cx));
+        coop.made_progress();
+        Poll::Ready(match outcome {
             Outcome::Expired => Ok(()),
             Outcome::Cancelled => Err(Error::cancelled()),
             Outcome::Shutdown => Err(Error::shutdown()),

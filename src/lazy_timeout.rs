@@ -4,6 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::engine::registry;
@@ -120,6 +121,7 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// the runtime's default wheel is at capacity.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = coop::has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
@@ -139,7 +141,7 @@ impl<F: Future> Future for LazyTimeout<F> {
             (None, Some(sleep)) => sleep,
             (None, None) => unreachable!("a started lazy timeout has a sleep"),
         };
-        match sleep.poll_sleep(cx) {
+        match sleep.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

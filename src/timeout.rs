@@ -4,6 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
@@ -100,13 +101,14 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = coop::has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
         if let Some(at) = this.at.take() {
             this.sleep.start_at(at);
         }
-        match this.sleep.poll_sleep(cx) {
+        match this.sleep.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

@@ -18,10 +18,11 @@
 use std::fmt;
 use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_core::Stream;
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
@@ -432,13 +433,28 @@ impl<T> DelayQueue<T> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
         }
+        if self.wheel.len() == 0 {
+            self.armed = None;
+            return Poll::Ready(None);
+        }
+        // The task's budget, spent as tokio-util's queue spends it through
+        // its `Sleep`: a unit before looking for a due value, kept only
+        // when one comes out. A poll that follows the ringing of the alarm
+        // spends nothing, as tokio-util's does not poll a `Sleep` that has
+        // fired.
+        let coop = if self.alarm.take_rung() {
+            None
+        } else {
+            Some(ready!(coop::poll_proceed(cx)))
+        };
         loop {
-            if self.wheel.len() == 0 {
-                self.armed = None;
-                return Poll::Ready(None);
-            }
             let due = match self.wheel.look() {
-                Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
+                Look::Ready(index) => {
+                    if let Some(coop) = coop {
+                        coop.made_progress();
+                    }
+                    return Poll::Ready(Some(self.take(index)));
+                }
                 Look::Wait(due) => due,
                 Look::Never => {
                     // Only values that never expire.

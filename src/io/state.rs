@@ -31,12 +31,11 @@
 //! [`TimeoutWriter`]: super::TimeoutWriter
 //! [`TimeoutStream`]: super::TimeoutStream
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -292,10 +291,19 @@ impl<const N: usize> State<N> {
 
     /// Polls armed `dir`'s sleep; when it completes, returns the timeout
     /// that is due, or sets the sleep again (see the invariants).
+    ///
+    /// It spends the task's budget as tokio-io-timeout's one `Sleep` poll
+    /// does: a unit before the deadline is looked at (out of budget, the
+    /// operation stays pending and the task is scheduled again), kept only
+    /// when the poll ends in an error. The sleeps set again in between
+    /// spend nothing more.
     fn poll_sleep(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
+        let Poll::Ready(coop) = coop::poll_proceed(cx) else {
+            return Ok(());
+        };
         for attempt in 0.. {
             let sleep = self.dirs[dir].sleep.as_mut().expect("armed");
-            if Pin::new(sleep).poll(cx).is_pending() {
+            if sleep.poll_unbudgeted(cx).is_pending() {
                 return Ok(());
             }
             let now = Instant::now();
@@ -309,6 +317,7 @@ impl<const N: usize> State<N> {
                     idle.since = now;
                 }
                 self.dirs[dir].disarm();
+                coop.made_progress();
                 return Err(timed_out());
             }
             let at = self.target(dir).expect("armed with a timeout");
@@ -322,6 +331,7 @@ impl<const N: usize> State<N> {
         // Completed with nothing due three times, the last time a sleep
         // made anew: its wheel has shut down.
         self.dirs[dir].disarm();
+        coop.made_progress();
         Err(no_timer(Error::shutdown()))
     }
 }

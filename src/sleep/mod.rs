@@ -1,8 +1,9 @@
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop;
 use tokio::time::Instant;
 
 use crate::engine::entry::owned::OwnedEntry;
@@ -196,10 +197,45 @@ impl Sleep {
         self.entry.reset(deadline);
     }
 
-    /// Polls the sleep through a `&mut` (for the timers built on it).
+    /// Polls the sleep through a `&mut` (for the timers built on it),
+    /// spending a unit of the task's budget as tokio's `Sleep` does: the
+    /// unit is taken before the deadline is looked at (a task out of budget
+    /// gets `Pending` and is scheduled again), and kept only when the sleep
+    /// completes.
     #[inline]
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let coop = ready!(coop::poll_proceed(cx));
+        let polled = self.entry.poll(cx);
+        if polled.is_ready() {
+            coop.made_progress();
+        }
+        polled
+    }
+
+    /// Polls the sleep without touching the task's budget: for a timer
+    /// that has spent its unit already in this poll, or that must look at
+    /// its deadline whatever the budget (see
+    /// [`poll_timeout`](Sleep::poll_timeout)).
+    #[inline]
+    pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
+    }
+
+    /// Polls the sleep of a timeout whose inner future has just returned
+    /// `Pending`; `had_budget` says whether the task had budget left before
+    /// that future was polled. As tokio's `Timeout` does, when it was the
+    /// inner future that spent the last of the budget, the deadline is
+    /// still checked (without budget), so that a future which always uses
+    /// up the budget cannot keep its timeout from firing. Otherwise the
+    /// sleep spends budget as [`poll_sleep`](Sleep::poll_sleep) does.
+    ///
+    /// Not generic, so that it is compiled once for every `Timeout<F>`.
+    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
+        if had_budget && !coop::has_budget_remaining() {
+            self.poll_unbudgeted(cx)
+        } else {
+            self.poll_sleep(cx)
+        }
     }
 }
 
@@ -208,7 +244,7 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.get_mut().entry.poll(cx)
+        self.get_mut().poll_sleep(cx)
     }
 }
 
