@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use tokio::task::coop;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::entry::shared::{Outcome, SharedEntry};
 use crate::engine::registry;
 use crate::engine::shards::ShardRef;
@@ -28,6 +28,9 @@ use crate::wheel::Wheel;
 /// A delay that comes due while the wheel is shutting down may resolve to
 /// either outcome: `Ok(())` if the driver fired it first, the shutdown error
 /// otherwise. It never resolves `Ok` before its deadline.
+///
+/// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
+/// tokio's `Sleep` does.
 ///
 /// # Cancel safety
 ///
@@ -93,11 +96,10 @@ impl Future for Delay {
     type Output = Result<(), Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // The task's budget, as a `Sleep` spends it: a unit taken before
-        // the outcome is looked at, kept only when there is one.
-        let coop = ready!(coop::poll_proceed(cx));
+        // The task's budget, spent as by a `Sleep`.
+        ready!(coop::poll_budget(cx));
         let outcome = ready!(self.entry.poll(cx));
-        coop.made_progress();
+        coop::spend(cx);
         Poll::Ready(match outcome {
             Outcome::Expired => Ok(()),
             Outcome::Cancelled => Err(Error::cancelled()),

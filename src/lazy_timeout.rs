@@ -4,7 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::task::coop;
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::engine::registry;
@@ -37,6 +37,9 @@ pin_project! {
     /// [`Timeout`](crate::Timeout), the drop-in for `tokio::time::timeout`,
     /// wherever the time before the first poll must count.
     /// pingora's `fast_timeout` starts its timer the same way.
+    ///
+    /// It takes part in tokio's [cooperative scheduling](tokio::task::coop)
+    /// as tokio's `Timeout` does.
     ///
     /// `LazyTimeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -121,7 +124,7 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// the runtime's default wheel is at capacity.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = coop::has_budget_remaining();
+        let had_budget = has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }

@@ -4,7 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::task::coop;
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
@@ -26,6 +26,11 @@ pin_project! {
     /// touching the wheel at all: no lock, no entry. Its deadline is read
     /// from the clock when it is made, as tokio's is, and worked out in the
     /// wheel's terms only at the first poll at which the future is pending.
+    ///
+    /// It takes part in tokio's [cooperative scheduling](tokio::task::coop)
+    /// as tokio's `Timeout` does: a ready inner future spends nothing more of
+    /// the task's budget, firing spends a unit, and an inner future that
+    /// used up the budget does not keep the deadline from being checked.
     ///
     /// `Timeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -101,7 +106,7 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = coop::has_budget_remaining();
+        let had_budget = has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }

@@ -24,7 +24,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use io_common::{Imp, Never, Ours, Theirs};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::MissedTickBehavior;
 
 /// The most completions a loop counts: far above tokio's budget, and above
@@ -391,9 +391,21 @@ async fn a_delay_queue_spends_the_budget_as_tokio_utils_does() {
 /// A value inserted due at once and taken, again and again: tokio-util's
 /// queue hands such values out without spending any budget (they skip its
 /// timer), so that loop never yields there. hashwheel's spends a unit on
-/// each, as for any value, and is held to tokio's `Sleep`.
+/// each, as for any value (a difference its docs state), and is held to
+/// tokio's `Sleep`.
 #[tokio::test(start_paused = true)]
 async fn a_delay_queue_fed_values_due_at_once_still_yields() {
+    let mut theirs = tokio_util::time::DelayQueue::new();
+    let tokio_util = from_a_fresh_budget(|cx| {
+        theirs.insert(1u32, Duration::ZERO);
+        theirs.poll_expired(cx).map(|e| e.is_some())
+    })
+    .await;
+    println!(
+        "| DelayQueue, a value inserted due and taken, in a loop (tokio-util) | {} | |",
+        shown(tokio_util)
+    );
+    assert_eq!(tokio_util, CAP, "tokio-util's queue never yields here");
     let mut q = hashwheel::DelayQueue::new();
     row(
         "DelayQueue, a value inserted due and taken, in a loop (tokio: Sleep)",
@@ -414,6 +426,11 @@ fn poll_read<R: AsyncRead + Unpin>(r: &mut R, cx: &mut Context<'_>) -> Poll<bool
     Pin::new(r)
         .poll_read(cx, &mut ReadBuf::new(&mut buf))
         .map(|r| r.is_err())
+}
+
+/// Polls a write to `w`: `Ready(true)` when it fails (times out).
+fn poll_write<W: AsyncWrite + Unpin>(w: &mut W, cx: &mut Context<'_>) -> Poll<bool> {
+    Pin::new(w).poll_write(cx, b"x").map(|r| r.is_err())
 }
 
 #[tokio::test(start_paused = true)]
@@ -440,6 +457,16 @@ async fn the_io_wrappers_spend_the_budget_as_tokio_io_timeouts_do() {
         "TimeoutStream, reads timing out at once",
         from_a_fresh_budget(|cx| poll_read(&mut theirs, cx)).await,
         from_a_fresh_budget(|cx| poll_read(&mut ours, cx)).await,
+    );
+
+    let mut theirs = Box::pin(tokio_io_timeout::TimeoutWriter::new(Never));
+    theirs.as_mut().set_timeout_pinned(Some(Duration::ZERO));
+    let mut ours = hashwheel::io::TimeoutWriter::new(Never);
+    ours.set_timeout(Some(Duration::ZERO));
+    row(
+        "TimeoutWriter, writes timing out at once",
+        from_a_fresh_budget(|cx| poll_write(&mut theirs, cx)).await,
+        from_a_fresh_budget(|cx| poll_write(&mut ours, cx)).await,
     );
 
     let mut theirs = Box::pin(tokio_io_timeout::TimeoutReader::new(Never));

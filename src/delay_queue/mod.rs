@@ -22,9 +22,9 @@ use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_core::Stream;
-use tokio::task::coop;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::clock::Deadline;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 use crate::engine::registry;
@@ -42,12 +42,19 @@ pub use expired::{Expired, Key};
 ///
 /// Values come out of [`poll_expired`](DelayQueue::poll_expired) (or the
 /// [`Stream`] impl) at the first tick of the wheel at or after their
-/// deadline, never before. Two differences from tokio-util's, by design:
+/// deadline, never before. Taking them out takes part in tokio's
+/// [cooperative scheduling](tokio::task::coop) as with tokio-util's queue:
+/// each value spends a unit of the task's budget, so a task draining a
+/// large batch lets the runtime's other tasks run. Three differences from
+/// tokio-util's, by design:
 ///
 /// - [`Key`]s are generational: a key whose value is gone never reaches a
 ///   newer value.
 /// - [`shrink_to_fit`](DelayQueue::shrink_to_fit) gives memory back once a
 ///   burst has drained.
+/// - A value inserted already due spends budget when taken, as any value
+///   does; tokio-util's hands such values out for nothing, so that a task
+///   which keeps inserting and taking them never lets another task run.
 ///
 /// # Implementation
 ///
@@ -438,20 +445,19 @@ impl<T> DelayQueue<T> {
             return Poll::Ready(None);
         }
         // The task's budget, spent as tokio-util's queue spends it through
-        // its `Sleep`: a unit before looking for a due value, kept only
-        // when one comes out. A poll that follows the ringing of the alarm
-        // spends nothing, as tokio-util's does not poll a `Sleep` that has
-        // fired.
-        let coop = if self.alarm.take_rung() {
-            None
-        } else {
-            Some(ready!(coop::poll_proceed(cx)))
-        };
+        // its `Sleep`: out of budget, `Pending` before looking for a due
+        // value; a unit spent when one comes out. A poll that follows the
+        // ringing of the alarm spends nothing, as tokio-util's does not poll
+        // a `Sleep` that has fired.
+        let budgeted = !self.alarm.take_rung();
+        if budgeted {
+            ready!(coop::poll_budget(cx));
+        }
         loop {
             let due = match self.wheel.look() {
                 Look::Ready(index) => {
-                    if let Some(coop) = coop {
-                        coop.made_progress();
+                    if budgeted {
+                        coop::spend(cx);
                     }
                     return Poll::Ready(Some(self.take(index)));
                 }

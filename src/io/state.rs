@@ -35,9 +35,9 @@ use std::io;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::task::coop;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::Wheel;
@@ -293,14 +293,14 @@ impl<const N: usize> State<N> {
     /// that is due, or sets the sleep again (see the invariants).
     ///
     /// It spends the task's budget as tokio-io-timeout's one `Sleep` poll
-    /// does: a unit before the deadline is looked at (out of budget, the
-    /// operation stays pending and the task is scheduled again), kept only
-    /// when the poll ends in an error. The sleeps set again in between
-    /// spend nothing more.
+    /// does: out of budget, the operation stays pending before the deadline
+    /// is looked at (the task is scheduled again); a unit is spent when the
+    /// poll ends in an error. The sleeps set again in between spend
+    /// nothing more.
     fn poll_sleep(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
-        let Poll::Ready(coop) = coop::poll_proceed(cx) else {
+        if coop::poll_budget(cx).is_pending() {
             return Ok(());
-        };
+        }
         for attempt in 0.. {
             let sleep = self.dirs[dir].sleep.as_mut().expect("armed");
             if sleep.poll_unbudgeted(cx).is_pending() {
@@ -317,7 +317,7 @@ impl<const N: usize> State<N> {
                     idle.since = now;
                 }
                 self.dirs[dir].disarm();
-                coop.made_progress();
+                coop::spend(cx);
                 return Err(timed_out());
             }
             let at = self.target(dir).expect("armed with a timeout");
@@ -331,7 +331,7 @@ impl<const N: usize> State<N> {
         // Completed with nothing due three times, the last time a sleep
         // made anew: its wheel has shut down.
         self.dirs[dir].disarm();
-        coop.made_progress();
+        coop::spend(cx);
         Err(no_timer(Error::shutdown()))
     }
 }

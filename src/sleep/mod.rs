@@ -3,9 +3,10 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use tokio::task::coop;
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::registry;
 use crate::engine::shards::ShardRef;
@@ -23,6 +24,11 @@ use crate::wheel::Wheel;
 /// `&mut sleep` in a loop without `tokio::pin!`. It holds no wheel entry
 /// until its first poll. Dropping it drops its waker at once and gives
 /// its entry back with its shard's next batch of removals: amortised O(1).
+///
+/// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
+/// tokio's `Sleep` does: each completion spends a unit of the task's
+/// budget, so a task that keeps awaiting completed sleeps lets the
+/// runtime's other tasks run once its budget is spent.
 ///
 /// Far deadlines behave as with tokio: a duration whose sum with now
 /// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
@@ -198,24 +204,19 @@ impl Sleep {
     }
 
     /// Polls the sleep through a `&mut` (for the timers built on it),
-    /// spending a unit of the task's budget as tokio's `Sleep` does: the
-    /// unit is taken before the deadline is looked at (a task out of budget
-    /// gets `Pending` and is scheduled again), and kept only when the sleep
-    /// completes.
+    /// spending the task's budget as tokio's `Sleep` does: out of budget,
+    /// `Pending` before the deadline is looked at (the task is scheduled
+    /// again); a unit spent when the sleep completes, none while it waits.
     #[inline]
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let coop = ready!(coop::poll_proceed(cx));
-        let polled = self.entry.poll(cx);
-        if polled.is_ready() {
-            coop.made_progress();
-        }
-        polled
+        ready!(coop::poll_budget(cx));
+        ready!(self.entry.poll(cx));
+        coop::spend(cx);
+        Poll::Ready(())
     }
 
     /// Polls the sleep without touching the task's budget: for a timer
-    /// that has spent its unit already in this poll, or that must look at
-    /// its deadline whatever the budget (see
-    /// [`poll_timeout`](Sleep::poll_timeout)).
+    /// that has checked the budget already in this poll.
     #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
@@ -223,18 +224,22 @@ impl Sleep {
 
     /// Polls the sleep of a timeout whose inner future has just returned
     /// `Pending`; `had_budget` says whether the task had budget left before
-    /// that future was polled. As tokio's `Timeout` does, when it was the
-    /// inner future that spent the last of the budget, the deadline is
-    /// still checked (without budget), so that a future which always uses
-    /// up the budget cannot keep its timeout from firing. Otherwise the
-    /// sleep spends budget as [`poll_sleep`](Sleep::poll_sleep) does.
+    /// that future was polled. The sleep spends budget as
+    /// [`poll_sleep`](Sleep::poll_sleep) does, but, as with tokio's
+    /// `Timeout`, when it was the inner future that spent the last of the
+    /// budget the deadline is still checked, without budget: a future that
+    /// always uses up the budget cannot keep its timeout from firing.
     ///
     /// Not generic, so that it is compiled once for every `Timeout<F>`.
     pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        if had_budget && !coop::has_budget_remaining() {
-            self.poll_unbudgeted(cx)
+        if has_budget_remaining() {
+            ready!(self.entry.poll(cx));
+            coop::spend(cx);
+            Poll::Ready(())
+        } else if had_budget {
+            self.entry.poll(cx)
         } else {
-            self.poll_sleep(cx)
+            coop::poll_budget(cx)
         }
     }
 }
