@@ -4,11 +4,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::entry::shared::{Outcome, SharedEntry};
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
@@ -26,6 +27,9 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 /// A delay that comes due while the wheel is shutting down may resolve to
 /// either outcome: `Ok(())` if the driver fired it first, the shutdown error
 /// otherwise. It never resolves `Ok` before its deadline.
+///
+/// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
+/// tokio's `Sleep` does.
 ///
 /// # Cancel safety
 ///
@@ -124,7 +128,11 @@ impl Future for Delay {
     type Output = Result<(), Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.entry.poll(cx).map(|outcome| match outcome {
+        // The task's budget, spent as by a `Sleep`.
+        ready!(coop::poll_budget(cx));
+        let outcome = ready!(self.entry.poll(cx));
+        coop::spend(cx);
+        Poll::Ready(match outcome {
             Outcome::Expired => Ok(()),
             Outcome::Cancelled => Err(Error::cancelled()),
             Outcome::Shutdown => Err(Error::shutdown()),

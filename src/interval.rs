@@ -22,6 +22,10 @@ const MISSED_AFTER: Duration = Duration::from_millis(5);
 /// meaning (`Burst` by default). It is an [`Unpin`] `Stream` of the
 /// instants at which each tick was scheduled.
 ///
+/// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
+/// tokio's `Interval` does: each tick spends a unit of the task's budget,
+/// so a burst of missed ticks lets the runtime's other tasks run in between.
+///
 /// # Cancel safety
 ///
 /// [`tick`](Interval::tick) is cancel safe: if it is dropped before it

@@ -4,6 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::error::Elapsed;
@@ -35,6 +36,9 @@ pin_project! {
     /// [`Timeout`](crate::Timeout), the drop-in for `tokio::time::timeout`,
     /// wherever the time before the first poll must count.
     /// pingora's `fast_timeout` starts its timer the same way.
+    ///
+    /// It takes part in tokio's [cooperative scheduling](tokio::task::coop)
+    /// as tokio's `Timeout` does.
     ///
     /// `LazyTimeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -191,6 +195,7 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// capacity.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
@@ -210,7 +215,7 @@ impl<F: Future> Future for LazyTimeout<F> {
             (None, Some(sleep)) => sleep,
             (None, None) => unreachable!("a started lazy timeout has a sleep"),
         };
-        match sleep.poll_sleep(cx) {
+        match sleep.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

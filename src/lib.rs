@@ -86,6 +86,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
+mod coop;
 mod delay;
 pub mod delay_queue;
 mod engine;

@@ -4,6 +4,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
@@ -24,6 +25,11 @@ pin_project! {
     /// registering a timer at all. Its deadline is read from the clock when
     /// it is made, as tokio's is; the timer starts only at the first poll at
     /// which the future is pending.
+    ///
+    /// It takes part in tokio's [cooperative scheduling](tokio::task::coop)
+    /// as tokio's `Timeout` does: a ready inner future spends nothing more of
+    /// the task's budget, firing spends a unit, and an inner future that
+    /// used up the budget does not keep the deadline from being checked.
     ///
     /// `Timeout<F>` is [`Unpin`] when `F` is.
     ///
@@ -157,13 +163,14 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
         if let Some(at) = this.at.take() {
             this.sleep.start_at(at);
         }
-        match this.sleep.poll_sleep(cx) {
+        match this.sleep.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

@@ -13,12 +13,13 @@
 use std::fmt;
 use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_core::Stream;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::clock::Deadline;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 use crate::error::Error;
@@ -36,12 +37,19 @@ pub use expired::{Expired, Key};
 ///
 /// Values come out of [`poll_expired`](DelayQueue::poll_expired) (or the
 /// [`Stream`] impl) at the first tick of the wheel at or after their
-/// deadline, never before. Two differences from tokio-util's, by design:
+/// deadline, never before. Taking them out takes part in tokio's
+/// [cooperative scheduling](tokio::task::coop) as with tokio-util's queue:
+/// each value spends a unit of the task's budget, so a task draining a
+/// large batch lets the runtime's other tasks run. Three differences from
+/// tokio-util's, by design:
 ///
 /// - [`Key`]s are generational: a key whose value is gone never reaches a
 ///   newer value.
 /// - [`shrink_to_fit`](DelayQueue::shrink_to_fit) gives memory back once a
 ///   burst has drained.
+/// - A value inserted already due spends budget when taken, as any value
+///   does; tokio-util's hands such values out for nothing, so that a task
+///   which keeps inserting and taking them never lets another task run.
 ///
 /// Insert, reset and remove cost O(1) whatever the queue holds; handing
 /// out an expired value costs O(1) more. [`Wheel`'s implementation notes](crate::Wheel#implementation)
@@ -599,13 +607,27 @@ impl<T> DelayQueue<T> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
         }
+        if self.wheel.len() == 0 {
+            self.armed = None;
+            return Poll::Ready(None);
+        }
+        // The task's budget, spent as tokio-util's queue spends it through
+        // its `Sleep`: out of budget, `Pending` before looking for a due
+        // value; a unit spent when one comes out. A poll that follows the
+        // ringing of the alarm spends nothing, as tokio-util's does not poll
+        // a `Sleep` that has fired.
+        let budgeted = !self.alarm.take_rung();
+        if budgeted {
+            ready!(coop::poll_budget(cx));
+        }
         loop {
-            if self.wheel.len() == 0 {
-                self.armed = None;
-                return Poll::Ready(None);
-            }
             let due = match self.wheel.look() {
-                Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
+                Look::Ready(index) => {
+                    if budgeted {
+                        coop::spend(cx);
+                    }
+                    return Poll::Ready(Some(self.take(index)));
+                }
                 Look::Wait(due) => due,
                 Look::Never => {
                     // Only values that never expire.

@@ -348,6 +348,21 @@ impl QueueAlarm {
             Ring::Come
         }
     }
+
+    /// Whether the alarm has rung since it was set: its tick has come and
+    /// the shared wheel has processed it (and removed its entry). The alarm
+    /// then holds nothing, as after a [`set`](QueueAlarm::set) that finds
+    /// [`Ring::Come`]. Asked again, the answer is `false` until the alarm is
+    /// set and rings again.
+    pub(crate) fn take_rung(&mut self) -> bool {
+        match self.entry {
+            Some((_, tick)) if self.shard.get().has_passed(tick) => {
+                (self.entry, self.waker) = (None, None);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl Drop for QueueAlarm {

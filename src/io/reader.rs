@@ -21,6 +21,10 @@ pin_project! {
     /// is timed alike. Writes ([`AsyncWrite`](tokio::io::AsyncWrite)) and
     /// seeks ([`AsyncSeek`](tokio::io::AsyncSeek)) pass straight through.
     ///
+    /// Its timeout takes part in tokio's
+    /// [cooperative scheduling](tokio::task::coop) as tokio-io-timeout's
+    /// does: a read that times out spends a unit of the task's budget.
+    ///
     /// It is [`Unpin`], `Send` and `Sync` when `R` is, and holds `R` and one
     /// pointer (null until a timeout is set). See the
     /// [module docs](crate::io) for its timer, what a read costs, and what

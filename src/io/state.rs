@@ -31,14 +31,13 @@
 //! [`TimeoutWriter`]: super::TimeoutWriter
 //! [`TimeoutStream`]: super::TimeoutStream
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::{Wheel, WheelOrDefault};
@@ -283,10 +282,19 @@ impl<const N: usize> State<N> {
 
     /// Polls armed `dir`'s sleep; when it completes, returns the timeout
     /// that is due, or sets the sleep again (see the invariants).
+    ///
+    /// It spends the task's budget as tokio-io-timeout's one `Sleep` poll
+    /// does: out of budget, the operation stays pending before the deadline
+    /// is looked at (the task is scheduled again); a unit is spent when the
+    /// poll ends in an error. The sleeps set again in between spend
+    /// nothing more.
     fn poll_sleep(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
+        if coop::poll_budget(cx).is_pending() {
+            return Ok(());
+        }
         for attempt in 0.. {
             let sleep = self.dirs[dir].sleep.as_mut().expect("armed");
-            if Pin::new(sleep).poll(cx).is_pending() {
+            if sleep.poll_unbudgeted(cx).is_pending() {
                 return Ok(());
             }
             let now = Instant::now();
@@ -300,6 +308,7 @@ impl<const N: usize> State<N> {
                     idle.since = now;
                 }
                 self.dirs[dir].disarm();
+                coop::spend(cx);
                 return Err(timed_out());
             }
             let at = self.target(dir).expect("armed with a timeout");
@@ -313,6 +322,7 @@ impl<const N: usize> State<N> {
         // Completed with nothing due three times, the last time a sleep
         // made anew: its wheel has shut down.
         self.dirs[dir].disarm();
+        coop::spend(cx);
         Err(Error::shutdown().into())
     }
 }

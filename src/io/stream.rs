@@ -37,6 +37,10 @@ pin_project! {
     /// `poll_fill_buf` reads, and is timed as a read; seeks pass straight
     /// through.
     ///
+    /// Its timeouts take part in tokio's
+    /// [cooperative scheduling](tokio::task::coop) as tokio-io-timeout's
+    /// do: an operation that times out spends a unit of the task's budget.
+    ///
     /// It is [`Unpin`], `Send` and `Sync` when `S` is, and holds `S` and one
     /// pointer (null until a timeout is set). A successful operation with an
     /// idle timeout set reads the clock, and does nothing more. See the

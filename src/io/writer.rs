@@ -21,6 +21,10 @@ pin_project! {
     /// [`AsyncBufRead`](tokio::io::AsyncBufRead)) and seeks
     /// ([`AsyncSeek`](tokio::io::AsyncSeek)) pass straight through.
     ///
+    /// Its timeout takes part in tokio's
+    /// [cooperative scheduling](tokio::task::coop) as tokio-io-timeout's
+    /// does: a write that times out spends a unit of the task's budget.
+    ///
     /// It is [`Unpin`], `Send` and `Sync` when `W` is, and holds `W` and one
     /// pointer (null until a timeout is set). See the
     /// [module docs](crate::io) for its timer, what a write costs, and what

@@ -1,10 +1,12 @@
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
@@ -21,6 +23,11 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 /// `&mut sleep` in a loop without `tokio::pin!`. It registers with its
 /// wheel only at its first poll. Dropping it drops its waker at once and
 /// cancels its timer in amortised O(1).
+///
+/// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
+/// tokio's `Sleep` does: each completion spends a unit of the task's
+/// budget, so a task that keeps awaiting completed sleeps lets the
+/// runtime's other tasks run once its budget is spent.
 ///
 /// Far deadlines behave as with tokio: a duration whose sum with now
 /// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
@@ -192,10 +199,44 @@ impl Sleep {
         self.entry.reset(deadline);
     }
 
-    /// Polls the sleep through a `&mut` (for the timers built on it).
+    /// Polls the sleep through a `&mut` (for the timers built on it),
+    /// spending the task's budget as tokio's `Sleep` does: out of budget,
+    /// `Pending` before the deadline is looked at (the task is scheduled
+    /// again); a unit spent when the sleep completes, none while it waits.
     #[inline]
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        ready!(coop::poll_budget(cx));
+        ready!(self.entry.poll(cx));
+        coop::spend(cx);
+        Poll::Ready(())
+    }
+
+    /// Polls the sleep without touching the task's budget: for a timer
+    /// that has checked the budget already in this poll.
+    #[inline]
+    pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
+    }
+
+    /// Polls the sleep of a timeout whose inner future has just returned
+    /// `Pending`; `had_budget` says whether the task had budget left before
+    /// that future was polled. The sleep spends budget as
+    /// [`poll_sleep`](Sleep::poll_sleep) does, but, as with tokio's
+    /// `Timeout`, when it was the inner future that spent the last of the
+    /// budget the deadline is still checked, without budget: a future that
+    /// always uses up the budget cannot keep its timeout from firing.
+    ///
+    /// Not generic, so that it is compiled once for every `Timeout<F>`.
+    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
+        if has_budget_remaining() {
+            ready!(self.entry.poll(cx));
+            coop::spend(cx);
+            Poll::Ready(())
+        } else if had_budget {
+            self.entry.poll(cx)
+        } else {
+            coop::poll_budget(cx)
+        }
     }
 }
 
@@ -204,7 +245,7 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.get_mut().entry.poll(cx)
+        self.get_mut().poll_sleep(cx)
     }
 }
 
