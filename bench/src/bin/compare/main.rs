@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 
 use hashwheel_bench as harness;
 
+use harness::plain_thread::{self as w, Env};
 use harness::task_rt::TaskEnv;
-use harness::workloads::{self as w, Env};
 use harness::{pending_inputs, Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
 use table::{count, rounds, Table};
 
@@ -203,7 +203,7 @@ fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
     for threads in [1, 2] {
         let name = |m| format!("{PLAIN}: register + cancel a 30 s sleep, {threads} thread(s), {m}");
         let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FREE, |imp| {
+        rounds(cfg.rounds, &w::register_cancel_imps(), |imp| {
             let (cpu, wall) = w::register_cancel(env, imp, threads, ops).per_op(ops);
             t.add(&name("CPU"), NS, imp, cpu);
             t.add(&name("wall"), NS, imp, wall);
@@ -216,7 +216,7 @@ fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
         let name = format!("{PLAIN}: timeout(30 s, f), f {what}, CPU");
         let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FREE, |imp| {
+        rounds(cfg.rounds, &w::timeout_imps(), |imp| {
             let cpu = w::timeout(env, imp, pending, ops).per_op(ops).0;
             t.add(&name, NS, imp, cpu);
         });
@@ -234,7 +234,7 @@ fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
         };
         let insert = format!("{PLAIN}: insert {} pending timers (10–60 s), CPU", count(n));
         let cancel = format!("{PLAIN}: cancel those {} (random order), CPU", count(n));
-        rounds(r, &Imp::HOLDERS, |imp| {
+        rounds(r, &w::insert_cancel_imps(), |imp| {
             let ic = w::insert_cancel(env, imp, &deadlines, &order);
             t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
             t.add(&cancel, NS, imp, ic.cancel.per_op(n as u64).0);
@@ -242,12 +242,12 @@ fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
     }
 }
 
-fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
+fn memory(cfg: &Config, e: &Envs, t: &mut Table) {
     let name = format!(
         "{PLAIN}: memory per pending timer, RSS of {}",
         count(cfg.memory_n)
     );
-    for imp in Imp::MAIN {
+    for imp in w::memory_imps() {
         if let Some(b) = w::bytes_per_timer(imp, cfg.memory_n) {
             t.add(&name, "B", imp, b);
         }
@@ -255,7 +255,7 @@ fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
             "size_of the timer a user holds",
             "B",
             imp,
-            w::size_of_timer(imp) as f64,
+            w::size_of_timer(&e.plain.wheel, imp) as f64,
         );
     }
 }
@@ -265,7 +265,7 @@ fn reset(cfg: &Config, e: &Envs, t: &mut Table) {
     for (poll, what) in [(false, ""), (true, " and poll")] {
         let name = format!("{PLAIN}: reset a pending timer to a deadline 1 ms later{what}, CPU");
         let ops = cfg.reset_ops;
-        rounds(cfg.rounds, &Imp::MAIN, |imp| {
+        rounds(cfg.rounds, &w::reset_imps(), |imp| {
             t.add(&name, NS, imp, w::reset(env, imp, poll, ops).per_op(ops).0);
         });
     }
@@ -281,7 +281,7 @@ fn burst(cfg: &Config, _: &Envs, t: &mut Table) {
         // All rounds, even at 1M tasks: the herd is noisy (it is mostly
         // tokio's scheduler and the allocator), and three rounds were not
         // enough to tell two runs of the same code apart.
-        rounds(cfg.rounds, &Imp::FUTURES, |imp| match w::burst(imp, n) {
+        rounds(cfg.rounds, &w::burst_imps(), |imp| match w::burst(imp, n) {
             Some(b) => {
                 t.add(&name, "ms", imp, b.last_wake.as_secs_f64() * 1e3);
                 t.add(&early, "tasks", imp, b.early as f64);
@@ -298,7 +298,7 @@ fn lateness(cfg: &Config, _: &Envs, t: &mut Table) {
     let head = format!("{} random sleeps 1–500 ms (real clock)", count(cfg.late_n));
     // All rounds: a p99 over 10k timers moves by tens of microseconds when
     // the machine stalls for a moment, whichever timer is running then.
-    rounds(cfg.rounds, &Imp::MAIN, |imp| {
+    rounds(cfg.rounds, &w::lateness_imps(), |imp| {
         let l = w::lateness(imp, cfg.late_n);
         t.add(&format!("{head}: lateness p50"), "ms", imp, l.p50_ms);
         t.add(&format!("{head}: lateness p99"), "ms", imp, l.p99_ms);
@@ -315,13 +315,8 @@ fn lateness(cfg: &Config, _: &Envs, t: &mut Table) {
 fn idle(cfg: &Config, _: &Envs, t: &mut Table) {
     let window = cfg.idle_window;
     for (timers, what) in [(0, "nothing pending"), (100_000, "100k timers 60 s away")] {
-        let imps: &[Imp] = if timers == 0 {
-            &Imp::FUTURES
-        } else {
-            &Imp::MAIN
-        };
         let name = format!("CPU over {window:?} with {what}");
-        rounds(cfg.slow_rounds, imps, |imp| {
+        rounds(cfg.slow_rounds, &w::idle_imps(timers), |imp| {
             let used = w::idle_cpu(imp, timers, window);
             t.add(&name, "ms", imp, used.as_secs_f64() * 1e3);
         });
@@ -334,7 +329,7 @@ fn expiry_pass(cfg: &Config, _: &Envs, t: &mut Table) {
         "expiry pass: {} due timers, counting wakers, paused clock",
         count(n)
     );
-    rounds(cfg.rounds, &[Imp::Hashwheel, Imp::Tokio], |imp| {
+    rounds(cfg.rounds, &w::expiry_pass_imps(), |imp| {
         t.add(
             &name,
             "ms",
@@ -347,7 +342,7 @@ fn expiry_pass(cfg: &Config, _: &Envs, t: &mut Table) {
 fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
     let n = cfg.queue_n;
     let (deadlines, order) = pending_inputs(n, 3);
-    rounds(cfg.rounds, &Imp::QUEUES, |imp| {
+    rounds(cfg.rounds, &w::delay_queue_imps(), |imp| {
         let q = w::delay_queue(imp, &deadlines, &order);
         let ops = [
             ("insert", q.insert),
@@ -384,7 +379,7 @@ type Section = fn(&Config, &Envs, &mut Table);
 /// ones. The ones on tokio's paused clock come last: once a clock has been
 /// paused, every `tokio::time::Instant::now()` in the process (with tokio's
 /// `test-util`, which the dev-dependencies enable) takes a slower path.
-const SECTIONS: [(&str, Section); 19] = [
+const SECTIONS: &[(&str, Section)] = &[
     ("task_register", in_task::register_cancel),
     ("task_reset", in_task::reset_poll),
     ("task_timeout", in_task::timeout),
@@ -405,6 +400,12 @@ const SECTIONS: [(&str, Section); 19] = [
     ("queue", delay_queue),
     ("pass", expiry_pass),
 ];
+
+/// The section names, for messages.
+fn section_names() -> String {
+    let names: Vec<&str> = SECTIONS.iter().map(|s| s.0).collect();
+    names.join(", ")
+}
 
 // ===== main =====
 
@@ -445,7 +446,7 @@ fn usage() -> String {
         "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
          [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
          [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}\ntokio-alt: {}",
-        SECTIONS.map(|s| s.0).join(", "),
+        section_names(),
         ids(),
         alt_timer_note()
     )
@@ -504,7 +505,7 @@ fn main() {
             assert!(
                 SECTIONS.iter().any(|(name, _)| name == x),
                 "--only {x}: no such section; sections: {}",
-                SECTIONS.map(|s| s.0).join(", ")
+                section_names()
             );
         }
     }
@@ -545,7 +546,7 @@ fn main() {
         task: TaskEnv::new(),
     };
     let mut t = Table::default();
-    for (name, section) in SECTIONS {
+    for &(name, section) in SECTIONS {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
             continue;
         }
