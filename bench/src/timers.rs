@@ -9,9 +9,11 @@
 //! one line in the table of `implementations!`. Adding a kind of timer: its
 //! trait, one `kind!` line and one `implementations!` call.
 //!
-//! The `with_*` methods find a type's trait with autoref dispatch: a call on
-//! `&Wrap<T>` takes the impl for `Wrap<T>` when `T` implements the trait
-//! and falls back to the impl for `&Wrap<T>`, which answers `None`.
+//! The `with_*` and `has_*` methods find a type's trait with autoref
+//! dispatch: a call on `&Probe<T>` takes the impl for `Probe<T>` when `T`
+//! implements the trait and falls back to the impl for `&Probe<T>`, which
+//! answers `None` (or `false`). The type is made only when it is of the
+//! kind.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -479,10 +481,7 @@ macro_rules! implementations {
     };
 }
 
-/// Holds an implementation for autoref dispatch.
-pub struct Wrap<T>(T);
-
-/// An implementation's type, for autoref dispatch, without making one.
+/// An implementation's type, for autoref dispatch, before one is made.
 pub struct Probe<T>(PhantomData<T>);
 
 fn probe<T>(_: &impl Fn(&dyn Fn() -> Wheel) -> T) -> Probe<T> {
@@ -490,8 +489,9 @@ fn probe<T>(_: &impl Fn(&dyn Fn() -> Wheel) -> T) -> Probe<T> {
 }
 
 /// For one kind: the trait a workload implements to run on any type of the
-/// kind (`$Use`), and `Imp::$with` (run it for an implementation, `None`
-/// when its type is not of the kind) and `Imp::$has`.
+/// kind (`$Use`), and `Imp::$with` (make the implementation's type and run
+/// the workload on it; `None`, making nothing, when the type is not of the
+/// kind) and `Imp::$has`.
 macro_rules! kind {
     ($Kind:ident, $Use:ident, $with:ident, $has:ident, $Some:ident, $None:ident) => {
         #[doc = concat!("A workload written against [`", stringify!($Kind), "`].")]
@@ -501,22 +501,15 @@ macro_rules! kind {
         }
 
         pub trait $Some {
-            fn $with<V: $Use>(&self, v: V) -> Option<V::Out>;
+            type T;
+            fn $with<V: $Use>(&self, make: impl FnOnce() -> Self::T, v: V) -> Option<V::Out>;
             fn $has(&self) -> bool;
         }
 
-        impl<T: $Kind> $Some for Wrap<T> {
-            fn $with<V: $Use>(&self, v: V) -> Option<V::Out> {
-                Some(v.run(self.0.clone()))
-            }
-            fn $has(&self) -> bool {
-                unreachable!("only probed")
-            }
-        }
-
         impl<T: $Kind> $Some for Probe<T> {
-            fn $with<V: $Use>(&self, _: V) -> Option<V::Out> {
-                unreachable!("a probe runs nothing")
+            type T = T;
+            fn $with<V: $Use>(&self, make: impl FnOnce() -> T, v: V) -> Option<V::Out> {
+                Some(v.run(make()))
             }
             fn $has(&self) -> bool {
                 true
@@ -524,7 +517,7 @@ macro_rules! kind {
         }
 
         pub trait $None {
-            fn $with<V: $Use>(&self, _: V) -> Option<V::Out> {
+            fn $with<V: $Use, M>(&self, _: M, _: V) -> Option<V::Out> {
                 None
             }
             fn $has(&self) -> bool {
@@ -532,7 +525,6 @@ macro_rules! kind {
             }
         }
 
-        impl<T> $None for &Wrap<T> {}
         impl<T> $None for &Probe<T> {}
 
         implementations!(dispatch!($Use, $with, $has));
@@ -549,7 +541,7 @@ macro_rules! dispatch {
                 match self {
                     $($(#[$a])* $imp => {
                         let make = |$w: &dyn Fn() -> Wheel| $make;
-                        (&Wrap(make(wheel))).$with(v)
+                        (&probe(&make)).$with(|| make(wheel), v)
                     })*
                 }
             }
@@ -650,4 +642,76 @@ impl Imp {
 /// that cannot run the workload.
 pub fn expect_kind<O>(imp: Imp, out: Option<O>) -> O {
     out.unwrap_or_else(|| super::support::unsupported(imp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds each implementation's type offers, as the autoref
+    /// dispatch finds them: a probe that answered `false` for a type that
+    /// implements the trait would drop a column without a word.
+    #[test]
+    fn kinds_follow_the_impls() {
+        let kinds = |i: Imp| {
+            let has = [
+                (i.has_sleeps(), "sleeps"),
+                (i.has_resets(), "resets"),
+                (i.has_timeouts(), "timeouts"),
+                (i.has_lazy_timeouts(), "lazy"),
+                (i.has_registers(), "registers"),
+                (i.has_cancels(), "cancels"),
+                (i.has_tokio_clock(), "tokio_clock"),
+                (i.has_queues(), "queues"),
+            ];
+            let names: Vec<&str> = has.iter().filter(|h| h.0).map(|h| h.1).collect();
+            names.join(" ")
+        };
+        let all = "sleeps resets timeouts lazy registers cancels tokio_clock";
+        assert_eq!(kinds(Imp::Hashwheel), all);
+        let free = "sleeps timeouts lazy registers cancels tokio_clock";
+        assert_eq!(kinds(Imp::HashwheelFree), free);
+        let tokio = "sleeps resets timeouts registers cancels tokio_clock";
+        assert_eq!(kinds(Imp::Tokio), tokio);
+        #[cfg(tokio_unstable)]
+        assert_eq!(kinds(Imp::TokioAlt), tokio);
+        let pingora = "sleeps resets timeouts lazy registers";
+        assert_eq!(kinds(Imp::Pingora), pingora);
+        let futures_timer = "sleeps resets timeouts registers cancels";
+        assert_eq!(kinds(Imp::FuturesTimer), futures_timer);
+        assert_eq!(kinds(Imp::HashwheelQueue), "queues");
+        assert_eq!(kinds(Imp::TokioUtil), "queues");
+        assert_eq!(kinds(Imp::NoTimer), "timeouts lazy");
+        assert_eq!(kinds(Imp::Floor), "registers cancels");
+    }
+
+    /// `with_*` runs a workload exactly for the implementations `has_*`
+    /// names, on the type the table makes.
+    #[test]
+    fn with_runs_where_has_says() {
+        struct SizeOf;
+        impl UseRegisters for SizeOf {
+            type Out = usize;
+            fn run<T: Registers>(self, t: T) -> usize {
+                t.size_of_held()
+            }
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let _g = rt.enter();
+        // Only a held wheel's type is made from a wheel, and only a type of
+        // the kind is made at all.
+        let none = || -> Wheel { unreachable!("only hashwheel's futures need a wheel here") };
+        let made = Wheel::new;
+        for &imp in Imp::ALL {
+            let wheel: &dyn Fn() -> Wheel = if imp == Imp::Hashwheel { &made } else { &none };
+            let out = imp.with_registers(wheel, SizeOf);
+            assert_eq!(out.is_some(), imp.has_registers(), "{}", imp.name());
+        }
+        let sleep = Imp::Hashwheel.with_registers(&made, SizeOf);
+        assert_eq!(sleep, Some(size_of::<hashwheel::Sleep>()));
+        assert_eq!(Imp::Floor.with_registers(&none, SizeOf), Some(32));
+    }
 }
