@@ -36,9 +36,9 @@ use std::sync::Arc;
 use hashwheel_bench as harness;
 
 use harness::cpu::Span;
+use harness::in_task as tasks;
+use harness::plain_thread::{self as w, Env};
 use harness::task_rt::TaskEnv;
-use harness::tasks;
-use harness::workloads::{self as w, Env};
 use harness::{pending_inputs, Imp};
 
 fn cpu(s: Span) -> Duration {
@@ -82,31 +82,37 @@ fn throughput(c: &mut Criterion, env: &Env) {
     per_op(
         c,
         "plain_thread_register_cancel_1thread_cpu",
-        &Imp::FREE,
+        &w::register_cancel_imps(),
         |imp, n| cpu(w::register_cancel(env, imp, 1, n)),
     );
     per_op(
         c,
         "plain_thread_register_cancel_2threads_wall",
-        &Imp::FUTURES,
+        &w::imps(Imp::has_sleeps),
         |imp, n| wall(w::register_cancel(env, imp, 2, n.max(2))),
     );
     per_op(
         c,
         "plain_thread_timeout_pending_once_cpu",
-        &Imp::FREE,
+        &w::timeout_imps(),
         |imp, n| cpu(w::timeout(env, imp, true, n)),
     );
-    per_op(c, "plain_thread_timeout_ready_cpu", &Imp::FREE, |imp, n| {
-        cpu(w::timeout(env, imp, false, n))
-    });
-    per_op(c, "plain_thread_reset_later_cpu", &Imp::MAIN, |imp, n| {
-        cpu(w::reset(env, imp, false, n))
-    });
+    per_op(
+        c,
+        "plain_thread_timeout_ready_cpu",
+        &w::timeout_imps(),
+        |imp, n| cpu(w::timeout(env, imp, false, n)),
+    );
+    per_op(
+        c,
+        "plain_thread_reset_later_cpu",
+        &w::reset_imps(),
+        |imp, n| cpu(w::reset(env, imp, false, n)),
+    );
     per_op(
         c,
         "plain_thread_reset_later_and_poll_cpu",
-        &Imp::MAIN,
+        &w::reset_imps(),
         |imp, n| cpu(w::reset(env, imp, true, n)),
     );
 }
@@ -117,7 +123,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_1worker_cpu",
-        Imp::TASK_REGISTER,
+        &tasks::register_cancel_imps(),
         |imp, n| cpu(tasks::register_cancel(env.rt(imp, 1), imp, n)),
     );
     // Each of the two tasks does half of the operations: time per
@@ -125,19 +131,19 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_register_cancel_2workers_cpu",
-        Imp::TASK_REGISTER,
+        &tasks::register_cancel_imps(),
         |imp, n| cpu(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_register_cancel_2workers_wall",
-        Imp::TASK_REGISTER,
+        &tasks::register_cancel_imps(),
         |imp, n| wall(tasks::register_cancel(env.rt(imp, 2), imp, n.div_ceil(2))),
     );
     per_op(
         c,
         "task_reset_later_and_poll_1worker_cpu",
-        Imp::TASK_RESET,
+        &tasks::reset_poll_imps(),
         |imp, n| {
             cpu(tasks::reset_poll(
                 env.rt(imp, 1),
@@ -150,7 +156,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_reset_later_and_poll_2workers_cpu",
-        Imp::TASK_RESET,
+        &tasks::reset_poll_imps(),
         |imp, n| {
             cpu(tasks::reset_poll(
                 env.rt(imp, 2),
@@ -163,22 +169,25 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     per_op(
         c,
         "task_timeout_pending_once_cpu",
-        Imp::TASK_TIMEOUT,
+        &tasks::timeout_imps(),
         |imp, n| cpu(tasks::timeout(env.rt(imp, 1), imp, true, n)),
     );
-    per_op(c, "task_timeout_ready_cpu", Imp::TASK_TIMEOUT, |imp, n| {
-        cpu(tasks::timeout(env.rt(imp, 1), imp, false, n))
-    });
+    per_op(
+        c,
+        "task_timeout_ready_cpu",
+        &tasks::timeout_imps(),
+        |imp, n| cpu(tasks::timeout(env.rt(imp, 1), imp, false, n)),
+    );
     per_op(
         c,
         "task_lazy_timeout_pending_once_cpu",
-        &Imp::TASK_LAZY_TIMEOUT,
+        &tasks::lazy_timeout_imps(),
         |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, true, n)),
     );
     per_op(
         c,
         "task_lazy_timeout_ready_cpu",
-        &Imp::TASK_LAZY_TIMEOUT,
+        &tasks::lazy_timeout_imps(),
         |imp, n| cpu(tasks::lazy_timeout(env.rt(imp, 1), imp, false, n)),
     );
     for n in [10_000, 100_000, 1_000_000, 4_000_000] {
@@ -188,7 +197,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
         let in_order: Arc<[usize]> = (0..n).collect();
         let mut g = slow(c, &format!("task_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
-        for &imp in Imp::TASK_HOLDERS {
+        for imp in tasks::insert_cancel_imps() {
             let run = |order: &Arc<[usize]>| {
                 tasks::insert_cancel(env, imp, deadlines.clone(), order.clone())
             };
@@ -207,7 +216,7 @@ fn in_tasks(c: &mut Criterion, env: &TaskEnv) {
     let n = 100_000;
     let mut g = slow(c, &format!("task_cancel_{n}_2workers_cpu"));
     g.throughput(Throughput::Elements(n as u64));
-    for imp in Imp::CROSS {
+    for imp in tasks::cancel_from_imps() {
         for (cross, what) in [(false, "same_worker"), (true, "other_worker")] {
             g.bench_function(BenchmarkId::new(what, imp.id()), |b| {
                 b.iter_custom(|iters| repeat(iters, || cpu(tasks::cancel_from(env, imp, n, cross))))
@@ -222,7 +231,7 @@ fn pending_timers(c: &mut Criterion, env: &Env) {
         let (deadlines, order) = pending_inputs(n, n as u64);
         let mut g = slow(c, &format!("plain_thread_insert_cancel_{n}_cpu"));
         g.throughput(Throughput::Elements(n as u64));
-        for imp in Imp::HOLDERS {
+        for imp in w::insert_cancel_imps() {
             let run = || w::insert_cancel(env, imp, &deadlines, &order);
             g.bench_function(BenchmarkId::new("insert", imp.id()), |b| {
                 b.iter_custom(|iters| repeat(iters, || cpu(run().insert)))
@@ -238,7 +247,7 @@ fn pending_timers(c: &mut Criterion, env: &Env) {
 fn burst(c: &mut Criterion) {
     for n in [100_000, 1_000_000] {
         let mut g = slow(c, &format!("expiry_burst_{n}_tasks"));
-        for imp in Imp::FUTURES {
+        for imp in w::burst_imps() {
             g.bench_function(imp.id(), |b| {
                 b.iter_custom(|iters| {
                     repeat(iters, || {
@@ -257,7 +266,7 @@ fn expiry_pass(c: &mut Criterion) {
     let n = 1_000_000;
     let mut g = slow(c, "expiry_pass_1000000_wall");
     g.throughput(Throughput::Elements(n as u64));
-    for imp in [Imp::Hashwheel, Imp::Tokio] {
+    for imp in w::expiry_pass_imps() {
         g.bench_function(imp.id(), |b| {
             b.iter_custom(|iters| repeat(iters, || wall(w::expiry_pass(imp, n))))
         });
@@ -278,7 +287,7 @@ fn delay_queue(c: &mut Criterion) {
         ("drain", |q| q.drain),
     ];
     for (op, pick) in ops {
-        for imp in Imp::QUEUES {
+        for &imp in &w::delay_queue_imps() {
             g.bench_function(BenchmarkId::new(op, imp.id()), |b| {
                 b.iter_custom(|iters| {
                     repeat(iters, || {
@@ -293,7 +302,7 @@ fn delay_queue(c: &mut Criterion) {
 
 fn real_clock(c: &mut Criterion) {
     let mut g = slow(c, "lateness_p99_10000_sleeps");
-    for imp in Imp::MAIN {
+    for imp in w::lateness_imps() {
         g.bench_function(imp.id(), |b| {
             b.iter_custom(|iters| {
                 repeat(iters, || {
@@ -309,12 +318,7 @@ fn real_clock(c: &mut Criterion) {
     g.finish();
     let mut g = slow(c, "idle_cpu_2s");
     for (timers, what) in [(0, "nothing"), (100_000, "100k_far")] {
-        let imps: &[Imp] = if timers == 0 {
-            &Imp::FUTURES
-        } else {
-            &Imp::MAIN
-        };
-        for &imp in imps {
+        for imp in w::idle_imps(timers) {
             g.bench_function(BenchmarkId::new(what, imp.id()), |b| {
                 b.iter_custom(|iters| {
                     repeat(iters, || w::idle_cpu(imp, timers, Duration::from_secs(2)))
@@ -331,22 +335,24 @@ fn memory() {
     println!(
         "memory: bytes per pending timer, {n} timers 10–60 s away, held in a task (RSS delta)"
     );
-    for imp in Imp::TASK_MEMORY {
+    for imp in tasks::memory_imps(false) {
         let rss = tasks::bytes_per_timer(imp, n, false).map_or("?".into(), |b| format!("{b:.1}"));
         println!("task_memory/{:<14} RSS {rss:>6} B", imp.id());
     }
     println!("memory: the same, each timer moved 1 s later once (an idle timer)");
-    for imp in Imp::TASK_MEMORY_MOVED {
+    for imp in tasks::memory_imps(true) {
         let rss = tasks::bytes_per_timer(imp, n, true).map_or("?".into(), |b| format!("{b:.1}"));
         println!("task_memory_moved/{:<8} RSS {rss:>6} B", imp.id());
     }
     println!("memory: bytes per pending timer, {n} timers 10–60 s away, plain thread (RSS delta) and size_of");
-    for imp in Imp::MAIN {
+    // A wheel to make hashwheel's types from, for `size_of_timer`.
+    let env = Env::new();
+    for imp in w::memory_imps() {
         let rss = w::bytes_per_timer(imp, n).map_or("?".into(), |b| format!("{b:.1}"));
         println!(
             "plain_thread_memory/{:<14} RSS {rss:>6} B   size_of {:>3} B",
             imp.id(),
-            w::size_of_timer(imp)
+            w::size_of_timer(&env.wheel, imp)
         );
     }
 }

@@ -499,7 +499,7 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
     (after - before) as f64 / n as f64
 }
 
-/// Call first in `main` (before `workloads::child_main`, which takes the
+/// Call first in `main` (before `plain_thread::child_main`, which takes the
 /// harness's other jobs): when this process is a child measuring idle
 /// connections' memory, measures, prints the result and exits.
 pub fn child_main() {

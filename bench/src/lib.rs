@@ -3,6 +3,14 @@
 //! all implementations in one process), and the stress workload of the
 //! `stress` binary and `tests/stress.rs`.
 //!
+//! The files: `timers` (each implementation's type and one trait per kind
+//! of timer), `plain_thread` and `in_task` (the workloads, written once
+//! against those traits, outside tasks and inside them), `task_rt` (the
+//! in-task runtimes and how a body runs in their tasks), `server` (the
+//! server simulation), `io` (`hashwheel::io` beside tokio-io-timeout),
+//! `queue` (one surface over the two `DelayQueue`s), `cpu` (what a span
+//! measures), `support` (what the workload files share) and `stress`.
+//!
 //! Every workload runs the same way for every implementation and returns
 //! what it measured; the callers only decide how often and in which order.
 //! Throughput workloads count the CPU of the whole process (every thread:
@@ -12,21 +20,24 @@
 //! futures-timer's thread, once started, live as long as the process).
 
 pub mod cpu;
+pub mod in_task;
 pub mod io;
+pub mod plain_thread;
 pub mod queue;
 pub mod server;
 pub mod stress;
 pub mod support;
 pub mod task_rt;
-pub mod tasks;
-pub mod workloads;
+pub mod timers;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-/// An implementation under test.
+/// An implementation under test. Its type, and the kinds of timer it
+/// offers (the traits its type implements, which decide the workloads it
+/// runs), are in [`timers`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Imp {
     /// This crate's timer futures (`Sleep`, `Timeout`).
@@ -87,106 +98,6 @@ impl Imp {
         Imp::NoTimer,
         Imp::Floor,
     ];
-    /// Every implementation but the free functions, which only the register
-    /// + cancel and timeout rows run.
-    pub const MAIN: [Imp; 6] = [
-        Imp::Hashwheel,
-        Imp::HashwheelQueue,
-        Imp::Tokio,
-        Imp::TokioUtil,
-        Imp::Pingora,
-        Imp::FuturesTimer,
-    ];
-    /// The implementations that make a timer future.
-    pub const FUTURES: [Imp; 4] = [Imp::Hashwheel, Imp::Tokio, Imp::Pingora, Imp::FuturesTimer];
-    /// The register + cancel and timeout rows: the futures, and hashwheel's
-    /// free functions, which look the runtime's default wheel up each time.
-    pub const FREE: [Imp; 5] = [
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::Tokio,
-        Imp::Pingora,
-        Imp::FuturesTimer,
-    ];
-    /// Per-timer rows in a task: hashwheel's `Wheel` methods and free
-    /// functions, tokio and pingora.
-    pub const TASK: [Imp; 4] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio, Imp::Pingora];
-    /// Register + cancel in a task: every [`Imp::TASK`], tokio's alternative
-    /// timer where it is built, and the floor under them (a deadline and a
-    /// waker, no timer).
-    pub const TASK_REGISTER: &[Imp] = &[
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::Tokio,
-        #[cfg(tokio_unstable)]
-        Imp::TokioAlt,
-        Imp::Pingora,
-        Imp::Floor,
-    ];
-    /// A sleep moved and polled in a task: the free functions make the same
-    /// `Sleep` as a held wheel, so [`Imp::TASK`] but for them, and tokio's
-    /// alternative timer where it is built.
-    pub const TASK_RESET: &[Imp] = &[
-        Imp::Hashwheel,
-        Imp::Tokio,
-        #[cfg(tokio_unstable)]
-        Imp::TokioAlt,
-        Imp::Pingora,
-    ];
-    /// The timeout rows in a task: every [`Imp::TASK`], tokio's alternative
-    /// timer where it is built, and the future polled alone, with no timeout
-    /// around it (the harness's own cost).
-    pub const TASK_TIMEOUT: &[Imp] = &[
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::Tokio,
-        #[cfg(tokio_unstable)]
-        Imp::TokioAlt,
-        Imp::Pingora,
-        Imp::NoTimer,
-    ];
-    /// The timeout rows whose deadline counts from the first pending poll:
-    /// hashwheel's `lazy_timeout` (both forms), pingora's `fast_timeout`
-    /// (tokio has none), and the future alone.
-    pub const TASK_LAZY_TIMEOUT: [Imp; 4] = [
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::Pingora,
-        Imp::NoTimer,
-    ];
-    /// Many pending timers in a task, cancelled: every [`Imp::TASK`] that
-    /// can cancel, tokio's alternative timer where it is built, the two
-    /// `DelayQueue`s, and the floor under them (a deadline and a waker per
-    /// timer, held and dropped in the same order).
-    pub const TASK_HOLDERS: &[Imp] = &[
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::HashwheelQueue,
-        Imp::Tokio,
-        #[cfg(tokio_unstable)]
-        Imp::TokioAlt,
-        Imp::TokioUtil,
-        Imp::Floor,
-    ];
-    /// Timer futures that can be cancelled from another worker.
-    pub const CROSS: [Imp; 3] = [Imp::Hashwheel, Imp::HashwheelFree, Imp::Tokio];
-    /// Memory per pending timer held in a task.
-    pub const TASK_MEMORY: [Imp; 6] = [
-        Imp::Hashwheel,
-        Imp::HashwheelFree,
-        Imp::HashwheelQueue,
-        Imp::Tokio,
-        Imp::TokioUtil,
-        Imp::Pingora,
-    ];
-    /// Memory per pending timer moved later once (an idle timer): the
-    /// ones with a reset.
-    pub const TASK_MEMORY_MOVED: [Imp; 4] = [
-        Imp::Hashwheel,
-        Imp::HashwheelQueue,
-        Imp::Tokio,
-        Imp::TokioUtil,
-    ];
     /// The server simulation: its no-timer baseline, every timer future, and
     /// tokio's alternative timer where it is built.
     pub const SERVER: &[Imp] = &[
@@ -198,18 +109,6 @@ impl Imp {
         Imp::TokioAlt,
         Imp::Pingora,
     ];
-    /// The two `DelayQueue`s.
-    pub const QUEUES: [Imp; 2] = [Imp::HashwheelQueue, Imp::TokioUtil];
-    /// The implementations that can hold many pending timers and cancel
-    /// them (pingora-timeout cannot cancel: a timer stays until it fires).
-    pub const HOLDERS: [Imp; 5] = [
-        Imp::Hashwheel,
-        Imp::HashwheelQueue,
-        Imp::Tokio,
-        Imp::TokioUtil,
-        Imp::FuturesTimer,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             Imp::Hashwheel => "hashwheel",

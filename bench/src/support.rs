@@ -1,5 +1,5 @@
-//! What the workload modules share (the plain-thread ones in `workloads`,
-//! the in-task ones in `tasks`, the server in `server`): the far deadline,
+//! What the workload modules share (the plain-thread ones in `plain_thread`,
+//! the in-task ones in `in_task`, the server in `server`): the far deadline,
 //! the runtimes, waiting, what the insert + cancel rows measure, and the
 //! child processes that measure memory.
 

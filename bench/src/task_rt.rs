@@ -6,7 +6,7 @@
 //!
 //! Every body runs in a task (asserted: `tokio::task::try_id()`), on the
 //! runtime it was spawned on, on one of that runtime's own (named) threads,
-//! under `tokio::task::unconstrained` (see the `tasks` module).
+//! under `tokio::task::unconstrained` (see the `in_task` module).
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -19,10 +19,10 @@ use std::time::{Duration, Instant as StdInstant};
 use hashwheel::Wheel;
 use pingora_timeout::fast_timeout::fast_sleep;
 use tokio::runtime::{Handle, Runtime};
-use tokio_util::time::DelayQueue;
 
 use super::cpu::{threads, Meter, Span};
 use super::support::{lock, runtime_for, wait_until, FAR};
+use super::timers::SharedQueues;
 use super::Imp;
 
 /// Thread names of the runtimes, so that a body can check where it runs.
@@ -46,8 +46,7 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct TaskEnv {
     runtimes: Vec<TaskRt>,
-    pub(super) dq: Arc<Mutex<DelayQueue<u32>>>,
-    pub(super) hq: Arc<Mutex<hashwheel::DelayQueue<u32>>>,
+    pub(super) queues: SharedQueues,
 }
 
 /// A runtime of a [`TaskEnv`] and its wheel.
@@ -106,15 +105,11 @@ impl TaskEnv {
             TaskRt::new(Imp::TokioAlt, 1, RT1_ALT),
             TaskRt::new(Imp::TokioAlt, 2, RT2_ALT),
         ]);
-        let (dq, hq) = {
+        let queues = {
             let _g = runtimes[0].rt.enter();
-            (DelayQueue::new(), runtimes[0].wheel.delay_queue())
+            SharedQueues::new(&runtimes[0].wheel)
         };
-        let env = TaskEnv {
-            runtimes,
-            dq: Arc::new(Mutex::new(dq)),
-            hq: Arc::new(Mutex::new(hq)),
-        };
+        let env = TaskEnv { runtimes, queues };
         // Each runtime's default wheel (the free functions') is made on its
         // first use: make it now, not in the first measured round.
         for r in env.runtimes.iter().map(TaskRt::as_rt) {

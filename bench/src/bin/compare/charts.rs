@@ -61,9 +61,8 @@ pub fn write_all(dir: &Path, cfg: &Config, t: &Table) -> Res<Vec<PathBuf>> {
             .collect()
     };
     let curves = |row: &dyn Fn(usize) -> String| -> Vec<Curve> {
-        Imp::TASK_HOLDERS
-            .iter()
-            .copied()
+        crate::harness::in_task::insert_cancel_imps()
+            .into_iter()
             .map(|imp| (imp, curve(row, imp)))
             .filter(|(_, c)| !c.is_empty())
             .collect()

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::harness::in_task as tasks;
 use crate::harness::server::{self, ServerConfig};
-use crate::harness::tasks;
 use crate::harness::{median, pending_inputs, Imp};
 use crate::table::{count, rounds, Table};
 use crate::{Config, Envs, NS};
@@ -60,7 +60,7 @@ pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
                 "{head}: register + cancel a 30 s sleep, wall (combined: all ops ÷ elapsed)"
             ),
         };
-        rounds(cfg.rounds, Imp::TASK_REGISTER, |imp| {
+        rounds(cfg.rounds, &tasks::register_cancel_imps(), |imp| {
             let all = ops * workers as u64;
             let (c, w) = tasks::register_cancel(e.task.rt(imp, workers), imp, ops).per_op(all);
             t.add(&cpu, NS, imp, c);
@@ -84,7 +84,7 @@ pub fn reset_poll(cfg: &Config, e: &Envs, t: &mut Table) {
     for (workers, (step, what)) in [1, 2].into_iter().flat_map(|w| steps.map(|s| (w, s))) {
         let head = workers_head(workers);
         let cpu = format!("{head}: reset a pending sleep {what} and poll it, CPU");
-        rounds(cfg.rounds, Imp::TASK_RESET, |imp| {
+        rounds(cfg.rounds, &tasks::reset_poll_imps(), |imp| {
             let all = ops * workers as u64;
             let c = tasks::reset_poll(e.task.rt(imp, workers), imp, step, ops)
                 .per_op(all)
@@ -98,7 +98,7 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
     let ops = cfg.task_ops;
     for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
         let name = format!("task, 1 worker: timeout(30 s, f), f {what}, CPU");
-        rounds(cfg.rounds, Imp::TASK_TIMEOUT, |imp| {
+        rounds(cfg.rounds, &tasks::timeout_imps(), |imp| {
             let cpu = tasks::timeout(e.task.rt(imp, 1), imp, pending, ops)
                 .per_op(ops)
                 .0;
@@ -107,7 +107,7 @@ pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
         let name = format!(
             "task, 1 worker: timeout counted from the first pending poll (lazy_timeout; pingora's fast_timeout), f {what}, CPU"
         );
-        rounds(cfg.rounds, &Imp::TASK_LAZY_TIMEOUT, |imp| {
+        rounds(cfg.rounds, &tasks::lazy_timeout_imps(), |imp| {
             let cpu = tasks::lazy_timeout(e.task.rt(imp, 1), imp, pending, ops)
                 .per_op(ops)
                 .0;
@@ -132,7 +132,7 @@ pub fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
         };
         let insert = insert_row(n);
         t.reserve(&insert, NS);
-        rounds(r, Imp::TASK_HOLDERS, |imp| {
+        rounds(r, &tasks::insert_cancel_imps(), |imp| {
             for (is_random, order) in [(false, &in_order), (true, &random)] {
                 let ic = tasks::insert_cancel(&e.task, imp, deadlines.clone(), order.clone());
                 t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
@@ -153,7 +153,7 @@ pub fn cross_worker_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
         "task, 2 workers: cancel {} timers on the other worker (registered on A, dropped on B), CPU",
         count(n)
     );
-    rounds(cfg.rounds, &Imp::CROSS, |imp| {
+    rounds(cfg.rounds, &tasks::cancel_from_imps(), |imp| {
         for (is_cross, name) in [(false, &same), (true, &cross)] {
             let s = tasks::cancel_from(&e.task, imp, n, is_cross);
             t.add(name, NS, imp, s.per_op(n as u64).0);
@@ -162,25 +162,20 @@ pub fn cross_worker_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
 }
 
 pub fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
-    let rows: [(&[Imp], bool, &str); 2] = [
-        (&Imp::TASK_MEMORY, false, ""),
-        (
-            &Imp::TASK_MEMORY_MOVED,
-            true,
-            " moved 1 s later once (an idle timer)",
-        ),
-    ];
-    for (imps, moved, what) in rows {
+    let rows = [(false, ""), (true, " moved 1 s later once (an idle timer)")];
+    for (moved, what) in rows {
         let name = format!(
             "task, 1 worker: memory per pending timer{what}, RSS of {}",
             count(cfg.memory_n)
         );
-        rounds(1, imps, |imp| {
-            match tasks::bytes_per_timer(imp, cfg.memory_n, moved) {
+        rounds(
+            1,
+            &tasks::memory_imps(moved),
+            |imp| match tasks::bytes_per_timer(imp, cfg.memory_n, moved) {
                 Some(b) => t.add(&name, "B", imp, b),
                 None => eprintln!("{}: the memory child failed", imp.name()),
-            }
-        });
+            },
+        );
     }
 }
 

@@ -42,6 +42,8 @@
 
 mod charts;
 mod in_task;
+mod io;
+mod plain_thread;
 mod recorder;
 mod table;
 
@@ -49,10 +51,10 @@ use std::time::{Duration, Instant};
 
 use hashwheel_bench as harness;
 
+use harness::plain_thread::{self as w, Env};
 use harness::task_rt::TaskEnv;
-use harness::workloads::{self as w, Env};
-use harness::{pending_inputs, Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
-use table::{count, rounds, Table};
+use harness::{Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
+use table::{count, Table};
 
 /// How much of each workload to run.
 struct Config {
@@ -176,7 +178,7 @@ fn machine() -> Vec<(&'static str, String)> {
     ]
 }
 
-// ===== the plain-thread workloads (secondary) =====
+// ===== the sections =====
 
 const NS: &str = "ns/op";
 
@@ -187,204 +189,13 @@ struct Envs {
     task: TaskEnv,
 }
 
-/// The mark of a secondary row: timers registered from a plain thread
-/// inside `rt.enter()`, not from a task (see [`PLAIN_NOTE`]).
-const PLAIN: &str = "plain thread†";
-
-const PLAIN_NOTE: &str = "† plain thread: timers registered from a thread that is not one of the \
-runtime's workers, inside `rt.enter()`. That takes other paths than a server's timers: \
-tokio's timer picks its shard at random for each timer registered off a worker (on a worker, \
-the worker's own shard) and applies no cooperative budget, and hashwheel's shard is \
-per thread too. Secondary rows, kept for comparison with earlier runs; the `task, …` and \
-`server, …` rows measure timers inside tasks on the runtime's workers.";
-
-fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
-    let env = &e.plain;
-    for threads in [1, 2] {
-        let name = |m| format!("{PLAIN}: register + cancel a 30 s sleep, {threads} thread(s), {m}");
-        let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FREE, |imp| {
-            let (cpu, wall) = w::register_cancel(env, imp, threads, ops).per_op(ops);
-            t.add(&name("CPU"), NS, imp, cpu);
-            t.add(&name("wall"), NS, imp, wall);
-        });
-    }
-}
-
-fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
-    let env = &e.plain;
-    for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
-        let name = format!("{PLAIN}: timeout(30 s, f), f {what}, CPU");
-        let ops = cfg.register_ops;
-        rounds(cfg.rounds, &Imp::FREE, |imp| {
-            let cpu = w::timeout(env, imp, pending, ops).per_op(ops).0;
-            t.add(&name, NS, imp, cpu);
-        });
-    }
-}
-
-fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
-    let env = &e.plain;
-    for &n in &cfg.sizes {
-        let (deadlines, order) = pending_inputs(n, n as u64);
-        let r = if n >= cfg.slow_size {
-            cfg.slow_rounds
-        } else {
-            cfg.rounds
-        };
-        let insert = format!("{PLAIN}: insert {} pending timers (10–60 s), CPU", count(n));
-        let cancel = format!("{PLAIN}: cancel those {} (random order), CPU", count(n));
-        rounds(r, &Imp::HOLDERS, |imp| {
-            let ic = w::insert_cancel(env, imp, &deadlines, &order);
-            t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
-            t.add(&cancel, NS, imp, ic.cancel.per_op(n as u64).0);
-        });
-    }
-}
-
-fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
-    let name = format!(
-        "{PLAIN}: memory per pending timer, RSS of {}",
-        count(cfg.memory_n)
-    );
-    for imp in Imp::MAIN {
-        if let Some(b) = w::bytes_per_timer(imp, cfg.memory_n) {
-            t.add(&name, "B", imp, b);
-        }
-        t.add(
-            "size_of the timer a user holds",
-            "B",
-            imp,
-            w::size_of_timer(imp) as f64,
-        );
-    }
-}
-
-fn reset(cfg: &Config, e: &Envs, t: &mut Table) {
-    let env = &e.plain;
-    for (poll, what) in [(false, ""), (true, " and poll")] {
-        let name = format!("{PLAIN}: reset a pending timer to a deadline 1 ms later{what}, CPU");
-        let ops = cfg.reset_ops;
-        rounds(cfg.rounds, &Imp::MAIN, |imp| {
-            t.add(&name, NS, imp, w::reset(env, imp, poll, ops).per_op(ops).0);
-        });
-    }
-}
-
-fn burst(cfg: &Config, _: &Envs, t: &mut Table) {
-    for &n in &cfg.bursts {
-        let name = format!(
-            "{} tasks on one deadline: deadline → last wake-up",
-            count(n)
-        );
-        let early = format!("{} tasks on one deadline: early wake-ups", count(n));
-        // All rounds, even at 1M tasks: the herd is noisy (it is mostly
-        // tokio's scheduler and the allocator), and three rounds were not
-        // enough to tell two runs of the same code apart.
-        rounds(cfg.rounds, &Imp::FUTURES, |imp| match w::burst(imp, n) {
-            Some(b) => {
-                t.add(&name, "ms", imp, b.last_wake.as_secs_f64() * 1e3);
-                t.add(&early, "tasks", imp, b.early as f64);
-            }
-            None => eprintln!(
-                "{}: {n} tasks could not register before the deadline",
-                imp.name()
-            ),
-        });
-    }
-}
-
-fn lateness(cfg: &Config, _: &Envs, t: &mut Table) {
-    let head = format!("{} random sleeps 1–500 ms (real clock)", count(cfg.late_n));
-    // All rounds: a p99 over 10k timers moves by tens of microseconds when
-    // the machine stalls for a moment, whichever timer is running then.
-    rounds(cfg.rounds, &Imp::MAIN, |imp| {
-        let l = w::lateness(imp, cfg.late_n);
-        t.add(&format!("{head}: lateness p50"), "ms", imp, l.p50_ms);
-        t.add(&format!("{head}: lateness p99"), "ms", imp, l.p99_ms);
-        t.add(&format!("{head}: lateness max"), "ms", imp, l.max_ms);
-        t.add(
-            &format!("{head}: early fires"),
-            "timers",
-            imp,
-            l.early as f64,
-        );
-    });
-}
-
-fn idle(cfg: &Config, _: &Envs, t: &mut Table) {
-    let window = cfg.idle_window;
-    for (timers, what) in [(0, "nothing pending"), (100_000, "100k timers 60 s away")] {
-        let imps: &[Imp] = if timers == 0 {
-            &Imp::FUTURES
-        } else {
-            &Imp::MAIN
-        };
-        let name = format!("CPU over {window:?} with {what}");
-        rounds(cfg.slow_rounds, imps, |imp| {
-            let used = w::idle_cpu(imp, timers, window);
-            t.add(&name, "ms", imp, used.as_secs_f64() * 1e3);
-        });
-    }
-}
-
-fn expiry_pass(cfg: &Config, _: &Envs, t: &mut Table) {
-    let n = cfg.pass_n;
-    let name = format!(
-        "expiry pass: {} due timers, counting wakers, paused clock",
-        count(n)
-    );
-    rounds(cfg.rounds, &[Imp::Hashwheel, Imp::Tokio], |imp| {
-        t.add(
-            &name,
-            "ms",
-            imp,
-            w::expiry_pass(imp, n).wall_ns as f64 / 1e6,
-        );
-    });
-}
-
-fn delay_queue(cfg: &Config, _: &Envs, t: &mut Table) {
-    let n = cfg.queue_n;
-    let (deadlines, order) = pending_inputs(n, 3);
-    rounds(cfg.rounds, &Imp::QUEUES, |imp| {
-        let q = w::delay_queue(imp, &deadlines, &order);
-        let ops = [
-            ("insert", q.insert),
-            ("reset", q.reset),
-            ("remove", q.remove),
-            ("drain", q.drain),
-        ];
-        for (op, s) in ops {
-            let name = format!("DelayQueue {op}, {} entries, CPU", count(n));
-            t.add(&name, NS, imp, s.per_op(n as u64).0);
-        }
-    });
-}
-
-/// `hashwheel::io` beside tokio-io-timeout (`bench/src/io.rs`).
-fn io_read(cfg: &Config, e: &Envs, t: &mut Table) {
-    let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
-    for v in harness::io::read_costs(&e.task, cfg.task_ops, cfg.rounds, skip) {
-        t.add(&v.row, v.unit, v.imp, v.value);
-    }
-}
-
-fn io_idle(cfg: &Config, e: &Envs, t: &mut Table) {
-    let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
-    let n = harness::io::IDLE_CONNS;
-    for v in harness::io::idle_connections(&e.task, n, cfg.slow_rounds, skip) {
-        t.add(&v.row, v.unit, v.imp, v.value);
-    }
-}
-
 type Section = fn(&Config, &Envs, &mut Table);
 
 /// Every section, in order: the in-task ones first, then the plain-thread
 /// ones. The ones on tokio's paused clock come last: once a clock has been
 /// paused, every `tokio::time::Instant::now()` in the process (with tokio's
 /// `test-util`, which the dev-dependencies enable) takes a slower path.
-const SECTIONS: [(&str, Section); 19] = [
+const SECTIONS: &[(&str, Section)] = &[
     ("task_register", in_task::register_cancel),
     ("task_reset", in_task::reset_poll),
     ("task_timeout", in_task::timeout),
@@ -392,19 +203,25 @@ const SECTIONS: [(&str, Section); 19] = [
     ("cross", in_task::cross_worker_cancel),
     ("task_memory", in_task::memory),
     ("server", in_task::server),
-    ("io_read", io_read),
-    ("io_idle", io_idle),
-    ("register", register_cancel),
-    ("timeout", timeout),
-    ("insert", insert_cancel),
-    ("memory", memory),
-    ("reset", reset),
-    ("burst", burst),
-    ("lateness", lateness),
-    ("idle", idle),
-    ("queue", delay_queue),
-    ("pass", expiry_pass),
+    ("io_read", io::read),
+    ("io_idle", io::idle),
+    ("register", plain_thread::register_cancel),
+    ("timeout", plain_thread::timeout),
+    ("insert", plain_thread::insert_cancel),
+    ("memory", plain_thread::memory),
+    ("reset", plain_thread::reset),
+    ("burst", plain_thread::burst),
+    ("lateness", plain_thread::lateness),
+    ("idle", plain_thread::idle),
+    ("queue", plain_thread::delay_queue),
+    ("pass", plain_thread::expiry_pass),
 ];
+
+/// The section names, for messages.
+fn section_names() -> String {
+    let names: Vec<&str> = SECTIONS.iter().map(|s| s.0).collect();
+    names.join(", ")
+}
 
 // ===== main =====
 
@@ -445,7 +262,7 @@ fn usage() -> String {
         "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
          [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
          [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}\ntokio-alt: {}",
-        SECTIONS.map(|s| s.0).join(", "),
+        section_names(),
         ids(),
         alt_timer_note()
     )
@@ -504,7 +321,7 @@ fn main() {
             assert!(
                 SECTIONS.iter().any(|(name, _)| name == x),
                 "--only {x}: no such section; sections: {}",
-                SECTIONS.map(|s| s.0).join(", ")
+                section_names()
             );
         }
     }
@@ -545,7 +362,7 @@ fn main() {
         task: TaskEnv::new(),
     };
     let mut t = Table::default();
-    for (name, section) in SECTIONS {
+    for &(name, section) in SECTIONS {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
             continue;
         }
@@ -583,7 +400,7 @@ fn main() {
     println!();
     t.print();
     println!();
-    println!("{PLAIN_NOTE}");
+    println!("{}", plain_thread::PLAIN_NOTE);
     if let Some(dir) = charts {
         match charts::write_all(&dir, &cfg, &t) {
             Ok(files) => {
