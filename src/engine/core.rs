@@ -50,6 +50,8 @@ pub(crate) struct Core {
 pub(crate) struct Stats {
     pub(crate) wakeups: AtomicU64,
     pub(crate) waker_panics: AtomicU64,
+    /// Driver passes that panicked (a bug): each restarted the driver.
+    pub(crate) driver_panics: AtomicU64,
     pub(crate) max_lag_ns: AtomicU64,
     /// Timers refused at `max_pending`.
     pub(crate) rejected: AtomicU64,

@@ -40,10 +40,10 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::runtime::{Handle, Id};
 use tokio::task;
 
+use crate::engine::config::DEFAULT_WHEEL;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::AT_CAPACITY;
 use crate::engine::handle::WheelHandle;
-use crate::engine::publish::DEFAULT_WHEEL;
 use crate::engine::shard::Shard;
 use crate::engine::shards::ShardRef;
 use crate::engine::sync::Arc;
