@@ -183,6 +183,8 @@ struct Expired {
     more: bool,
     /// The earliest due tick of the timers it fired (`NEVER`: none).
     earliest: u64,
+    /// How many it fired.
+    fired: usize,
 }
 
 /// Expires every shard up to `now`, waking at most about `budget` timers.
@@ -205,6 +207,7 @@ fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> 
                     next: now,
                     more: true,
                     earliest,
+                    fired: woken,
                 };
             }
         }
@@ -213,6 +216,7 @@ fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> 
         next,
         more: false,
         earliest,
+        fired: woken,
     }
 }
 
@@ -320,7 +324,7 @@ impl Alarm {
             let due = core.clock.instant_of_tick(found.earliest);
             let lag = start.saturating_duration_since(due);
             record_lag(core, lag);
-            publish::lag(&self.telemetry, &self.shards, lag);
+            publish::lag(&self.telemetry, &self.shards, lag, found.fired);
         }
         found
     }

@@ -117,15 +117,17 @@ pub(crate) async fn alongside(
     }
 }
 
-/// A driver pass fired timers `lag` after the end of the earliest due tick
-/// among them.
-pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration) {
+/// A driver pass fired `fired` timers `lag` after the end of the earliest
+/// due tick among them.
+pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration, fired: usize) {
     #[cfg(feature = "metrics")]
     facade::record_lag(telemetry, lag);
     #[cfg(feature = "tracing")]
-    events::check_stall(telemetry, shards, lag);
+    events::check_stall(telemetry, shards, lag, fired);
     #[cfg(not(any(feature = "metrics", feature = "tracing")))]
-    let _ = (telemetry, shards, lag);
+    let _ = (telemetry, shards, lag, fired);
+    #[cfg(all(feature = "metrics", not(feature = "tracing")))]
+    let _ = fired;
 }
 
 /// The driver runs a pass: a publisher waiting for one publishes.
@@ -470,8 +472,15 @@ mod events {
     }
 
     /// Reports a pass `lag` late, if that is beyond the threshold and the
-    /// wheel has not reported one within the last second.
-    pub(super) fn check_stall(telemetry: &super::Telemetry, shards: &Shards, lag: Duration) {
+    /// wheel has not reported one within the last second. Its `pending`
+    /// counts the timers pending when the pass began: those still pending
+    /// and the `fired` ones it fired.
+    pub(super) fn check_stall(
+        telemetry: &super::Telemetry,
+        shards: &Shards,
+        lag: Duration,
+        fired: usize,
+    ) {
         let stall = &telemetry.stall;
         if lag <= stall.threshold {
             return;
@@ -484,7 +493,7 @@ mod events {
             }
             *last = Some(now);
         }
-        let pending = shards.counts().pending;
+        let pending = shards.counts().pending + fired;
         tracing::warn!(
             target: "hashwheel",
             wheel = telemetry.name,
