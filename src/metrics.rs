@@ -86,7 +86,10 @@ impl Metrics {
     /// Times the timer driver itself panicked (a bug in this crate, or a
     /// `metrics` recorder that panicked). Each time it starts again at
     /// once, and every timer keeps its deadline: none fires early, none is
-    /// lost. With the `tracing` feature each is also an ERROR event.
+    /// lost. With the `tracing` feature each is also an ERROR event, and
+    /// the `metrics` feature publishes the count as
+    /// `hashwheel_driver_panics_total`. (Checked with an injected fault by
+    /// the driver's own unit tests.)
     pub fn driver_panic_count(&self) -> u64 {
         self.driver_panic_count
     }

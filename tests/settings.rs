@@ -327,3 +327,22 @@ async fn the_longest_metrics_interval_keeps_the_wheel_alive() {
     assert_eq!(start.elapsed(), Duration::from_millis(50));
     assert!(!wheel.is_shutdown());
 }
+
+/// An interval whose period overflows an `Instant` ticks 30 years after its
+/// last tick, as tokio's does, even when that tick was taken late: the
+/// clamp adds to the tick, not to the moment it was seen.
+#[tokio::test(start_paused = true)]
+async fn an_interval_of_duration_max_ticks_30_years_after_its_last_tick() {
+    let wheel = Wheel::new();
+    let start = Instant::now();
+    let mut ours = wheel.interval(Duration::MAX);
+    let mut theirs = tokio::time::interval(Duration::MAX);
+    // The first tick, taken 3 ms late (under the 5 ms that count as missed).
+    tokio::time::advance(Duration::from_millis(3)).await;
+    assert_eq!(ours.tick().await, start);
+    assert_eq!(theirs.tick().await, start);
+    assert_eq!(ours.tick().await, start + FAR_FUTURE);
+    assert_eq!(start.elapsed(), FAR_FUTURE);
+    assert_eq!(theirs.tick().await, start + FAR_FUTURE);
+    assert_eq!(start.elapsed(), FAR_FUTURE);
+}
