@@ -95,7 +95,9 @@ impl Metrics {
     }
 
     /// The longest a driver pass that fired timers ran after the end of the
-    /// earliest tick it fired: how far a stalled runtime made timers late.
+    /// earliest tick it fired (or, for a timer made after its tick had
+    /// ended, after the timer was made): how far a stalled runtime made
+    /// timers late.
     /// Every such pass counts, whether tokio's timer or the driver's task
     /// ran it (its first, one after an idle period, one for a new earliest
     /// timer); checked by `tests/wheel_metrics.rs` and

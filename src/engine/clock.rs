@@ -210,6 +210,16 @@ impl Clock {
         }
     }
 
+    /// Now, as nanoseconds from the origin; 0 before it.
+    pub(crate) fn now_ns_unsigned(&self) -> u64 {
+        self.now_ns().max(0) as u64
+    }
+
+    /// The instant `ns` nanoseconds after the origin (saturating).
+    pub(crate) fn instant_of_ns(&self, ns: u64) -> Instant {
+        self.instant_of(Deadline(i64::try_from(ns).unwrap_or(HORIZON_NS)))
+    }
+
     #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
@@ -346,7 +356,7 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> TokioTi
         fires_at_once: true,
     };
     // Nothing after now has been processed.
-    let mut hi = now + Duration::from_nanos(1);
+    let mut hi = later(now, Duration::from_nanos(1));
     if fires(hi) {
         return found(None);
     }

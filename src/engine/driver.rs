@@ -315,13 +315,18 @@ impl Alarm {
 
     /// Expires what is due now (at most about `budget` timers) and, when
     /// that fired timers, records how late it ran: from the end of the
-    /// earliest due tick it fired to the instant it read the clock.
+    /// earliest due tick it fired to the instant it read the clock. A
+    /// timer can be registered after that tick has ended (an idle driver
+    /// has not processed it): the lag then counts from the registration
+    /// that asked for this pass, not from before the timer existed.
     fn expire(&self, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
         let core = &*self.shards.core;
+        let signalled = core.take_signalled();
         let start = Instant::now();
         let found = expire(&self.shards, core.clock.tick_at(start), wakers, budget);
         if found.earliest != NEVER {
-            let due = core.clock.instant_of_tick(found.earliest);
+            let tick_end = core.clock.instant_of_tick(found.earliest);
+            let due = signalled.map_or(tick_end, |s| s.max(tick_end));
             let lag = start.saturating_duration_since(due);
             record_lag(core, lag);
             publish::lag(&self.telemetry, &self.shards, lag, found.fired);
