@@ -261,12 +261,13 @@ fn a_timer_made_after_its_deadline_is_not_counted_late() {
         .unwrap();
     rt.block_on(async {
         let wheel = Wheel::new();
+        // The driver has run (it fired this), and has nothing to do since.
+        wheel.sleep(ms(1)).await;
         let start = Instant::now();
-        // The driver's first pass, then nothing to do.
         tokio::time::sleep(ms(300)).await;
         wheel.sleep_until(start + ms(10)).await;
         let m = wheel.metrics();
-        assert_eq!(m.fired_count(), 1, "the driver fired it");
+        assert_eq!(m.fired_count(), 2, "the driver fired it");
         assert!(m.max_driver_lag() < ms(200), "{:?}", m.max_driver_lag());
     });
 }

@@ -318,7 +318,10 @@ impl Alarm {
     /// earliest due tick it fired to the instant it read the clock. A
     /// timer can be registered after that tick has ended (an idle driver
     /// has not processed it): the lag then counts from the registration
-    /// that asked for this pass, not from before the timer existed.
+    /// that asked for this pass, not from before the timer existed. (Such a
+    /// registration that races a pass already running, filed before the
+    /// pass looks at its shard but signalling after the pass took the
+    /// signal, is still counted from its tick.)
     fn expire(&self, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
         let core = &*self.shards.core;
         let signalled = core.take_signalled();
