@@ -21,6 +21,12 @@ use crate::wheel::Wheel;
 /// `slots × shards` must be at most 2^30: each bucket costs 12 bytes,
 /// allocated when the wheel is built.
 ///
+/// A setting outside these ranges makes [`build`](Builder::build) return an
+/// error that names its limit. Every setting it accepts works over its
+/// whole range, extremes included: no setting makes the wheel's driver
+/// stop, fire a timer early or overflow (`tests/settings.rs` drives the
+/// builder over every range and runs timers on each wheel it builds).
+///
 /// # Examples
 ///
 /// ```
@@ -128,6 +134,8 @@ impl Builder {
     /// that auto-advance is not held at every interval.
     ///
     /// Must be more than zero: [`build`](Builder::build) fails otherwise.
+    /// Any longer interval works, up to `Duration::MAX` (a publication
+    /// every 30 years, as tokio puts a sleep that long).
     #[cfg(feature = "metrics")]
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn metrics_interval(mut self, interval: Duration) -> Builder {
@@ -136,11 +144,16 @@ impl Builder {
     }
 
     /// How late the driver may run before the wheel reports a stall (100 ms
-    /// by default): a pass that runs more than this after the end of its
-    /// tick emits a `WARN` event, target `hashwheel`, with the fields
-    /// `wheel`, `lag_ms` and `pending`; at most one per second per wheel.
-    /// A late driver is the first sign of a runtime blocked by a task that
-    /// does not yield, or overloaded.
+    /// by default): a pass that fires timers more than this after the end
+    /// of the earliest tick among them emits a `WARN` event, target
+    /// `hashwheel`, with the fields `wheel`, `lag_ms` and `pending` (the
+    /// timers pending when the pass began); at most one per second per
+    /// wheel. Every such pass is checked, whether tokio's timer or the
+    /// driver's own task ran it: the first after the wheel is built, one
+    /// after an idle period, one for a new earliest timer
+    /// (`tests/stall_events.rs`). A late driver is the first sign of a
+    /// runtime blocked by a task that does not yield, or overloaded. Any
+    /// duration works; `Duration::MAX` never warns.
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn stall_threshold(mut self, threshold: Duration) -> Builder {

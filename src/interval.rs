@@ -5,6 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::engine::clock::later;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
@@ -122,7 +123,7 @@ impl Interval {
         }
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
-        let next = if now > scheduled + MISSED_AFTER {
+        let next = if now.saturating_duration_since(scheduled) > MISSED_AFTER {
             self.next_after_miss(scheduled, now)
         } else {
             later(scheduled, self.period)
@@ -297,13 +298,6 @@ impl Interval {
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
     }
-}
-
-/// `t + d`, or 30 years from now when that overflows, as tokio's
-/// `Interval` does.
-fn later(t: Instant, d: Duration) -> Instant {
-    t.checked_add(d)
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365 * 30))
 }
 
 impl Stream for Interval {

@@ -35,6 +35,7 @@ pub struct Metrics {
     pub(crate) cancelled_count: u64,
     pub(crate) driver_wakeups_count: u64,
     pub(crate) waker_panic_count: u64,
+    pub(crate) driver_panic_count: u64,
     pub(crate) max_driver_lag: Duration,
     pub(crate) registered_count: u64,
     pub(crate) rejected_count: u64,
@@ -82,8 +83,25 @@ impl Metrics {
         self.waker_panic_count
     }
 
-    /// The longest the driver has woken after the tick it planned to wake
-    /// at: how far a stalled runtime made timers late.
+    /// Times the timer driver itself panicked (a bug in this crate, or a
+    /// `metrics` recorder that panicked). Each time it starts again at
+    /// once, and every timer keeps its deadline: none fires early, none is
+    /// lost. With the `tracing` feature each is also an ERROR event, and
+    /// the `metrics` feature publishes the count as
+    /// `hashwheel_driver_panics_total`. (Checked with an injected fault by
+    /// the driver's own unit tests.)
+    pub fn driver_panic_count(&self) -> u64 {
+        self.driver_panic_count
+    }
+
+    /// The longest a driver pass that fired timers ran after the end of the
+    /// earliest tick it fired (or, for a timer made after its tick had
+    /// ended, after the timer was made): how far a stalled runtime made
+    /// timers late.
+    /// Every such pass counts, whether tokio's timer or the driver's task
+    /// ran it (its first, one after an idle period, one for a new earliest
+    /// timer); checked by `tests/wheel_metrics.rs` and
+    /// `tests/stall_events.rs`.
     pub fn max_driver_lag(&self) -> Duration {
         self.max_driver_lag
     }
@@ -106,9 +124,8 @@ impl Metrics {
 
     /// The number of buckets of the driver's lag histogram.
     ///
-    /// The histogram counts, each time the driver wakes for the tick it
-    /// planned to wake at (tokio's timer fires the driver's sleep), how
-    /// long after the end of that tick it ran: what
+    /// The histogram counts, for each driver pass that fired timers, how
+    /// long after the end of the earliest tick it fired that pass ran: what
     /// [`max_driver_lag`](Metrics::max_driver_lag) is the largest of. Its
     /// buckets have fixed power-of-two bounds: bucket 0 holds lags under
     /// 1 µs, bucket `i` lags from 2^(i-1) µs up to 2^i µs, and the last one

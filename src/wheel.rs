@@ -176,6 +176,7 @@ impl Wheel {
             cancelled_count: s.counts.cancelled,
             driver_wakeups_count: s.wakeups,
             waker_panic_count: s.waker_panics,
+            driver_panic_count: s.driver_panics,
             max_driver_lag: s.max_lag,
             registered_count: s.counts.registered,
             rejected_count: s.rejected,

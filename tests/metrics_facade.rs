@@ -419,3 +419,18 @@ async fn the_interval_is_the_builders() {
     elapse(ms(1)).await;
     assert_eq!(published("interval"), Some([1, 1, 0, 0, 0]));
 }
+
+/// The driver's first pass comes before the wheel's first publication;
+/// when it runs late, its sample still reaches the recorder.
+#[tokio::test(start_paused = true)]
+async fn a_lag_measured_before_the_first_publication_is_recorded() {
+    recorded();
+    let wheel = Wheel::builder().name("first-pass").build().unwrap();
+    // The sleep registers before the driver has run; the clock then jumps
+    // 300 ms, and the driver's first pass fires it 290 ms late.
+    let mut sleep = tokio_test::task::spawn(wheel.sleep(ms(10)));
+    tokio_test::assert_pending!(sleep.poll());
+    elapse(ms(300)).await;
+    tokio_test::assert_ready!(sleep.poll());
+    assert_eq!(lag_samples("first-pass"), vec![0.29]);
+}

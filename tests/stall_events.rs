@@ -217,3 +217,72 @@ fn a_blocked_runtime_warns() {
     assert_eq!(field(&w[0], "pending"), 1);
     assert_eq!(w[0].target, "hashwheel");
 }
+
+/// Runs `setup` on a real-clock runtime, then registers a 10 ms sleep and
+/// blocks the runtime's only thread for 300 ms before the driver's task
+/// can run: the pass that fires the sleep is the task's, about 290 ms
+/// late. Returns the wheel's warnings and its largest lag. (Real time: a
+/// loaded machine only makes the lag longer; the bounds are wide.)
+fn blocked_before_the_task_runs(
+    name: &'static str,
+    setup: impl AsyncFnOnce(&Wheel),
+) -> (Vec<Caught>, Duration) {
+    let (caught, _guard) = Catcher::install();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let max_lag = rt.block_on(async {
+        let wheel = Wheel::builder().name(name).build().unwrap();
+        setup(&wheel).await;
+        let mut sleep = task::spawn(wheel.sleep(ms(10)));
+        assert_pending!(sleep.poll());
+        std::thread::sleep(ms(300));
+        tokio::time::sleep(ms(1)).await;
+        assert!(sleep.is_woken());
+        assert_ready!(sleep.poll());
+        wheel.metrics().max_driver_lag()
+    });
+    (caught.warnings(name), max_lag)
+}
+
+fn assert_warned_late(w: &[Caught], max_lag: Duration) {
+    assert_eq!(w.len(), 1, "{w:?}");
+    let lag = field(&w[0], "lag_ms");
+    assert!((200..30_000).contains(&lag), "lag_ms = {lag}");
+    assert!(max_lag >= ms(200), "max_driver_lag = {max_lag:?}");
+    assert_eq!(w[0].target, "hashwheel");
+}
+
+/// The runtime blocks before the driver has ever run: its first pass,
+/// run by its task, warns.
+#[test]
+fn a_runtime_blocked_before_the_drivers_first_run_warns() {
+    let (w, max_lag) = blocked_before_the_task_runs("before-first", async |_| {});
+    assert_warned_late(&w, max_lag);
+    assert_eq!(field(&w[0], "pending"), 1);
+}
+
+/// The driver has fired a timer and been idle since: the pass that wakes
+/// it for the next one warns.
+#[test]
+fn a_runtime_blocked_after_an_idle_period_warns() {
+    let (w, max_lag) = blocked_before_the_task_runs("after-idle", async |wheel| {
+        wheel.sleep(ms(1)).await;
+        tokio::time::sleep(ms(20)).await;
+    });
+    assert_warned_late(&w, max_lag);
+}
+
+/// The driver waits for a timer a minute away; a new earliest one wakes
+/// its task, which the blocked runtime runs late: that pass warns.
+#[test]
+fn a_runtime_blocked_after_a_new_earliest_timer_warns() {
+    let (w, max_lag) = blocked_before_the_task_runs("new-earliest", async |wheel| {
+        let far = wheel.sleep(Duration::from_secs(60));
+        tokio::spawn(far);
+        tokio::time::sleep(ms(5)).await;
+    });
+    assert_warned_late(&w, max_lag);
+    assert_eq!(field(&w[0], "pending"), 2);
+}

@@ -175,3 +175,99 @@ fn a_bucket_past_the_last_panics() {
 fn a_quantile_past_one_panics() {
     Metrics::default().driver_lag_quantile(1.5);
 }
+
+/// A pass the driver's task runs, not tokio's timer, measures its lag too:
+/// its first pass (the runtime did not run it before the clock moved), one
+/// after an idle period, and one for a new earliest timer. On the paused
+/// clock each is exactly how far the clock jumped past the timer's tick.
+#[tokio::test(start_paused = true)]
+async fn a_late_pass_of_the_drivers_task_counts_its_lag() {
+    // Before the driver has ever run.
+    let wheel = Wheel::new();
+    let mut first = task::spawn(wheel.sleep(ms(10)));
+    assert_pending!(first.poll());
+    advance(ms(300)).await;
+    assert_ready!(first.poll());
+    assert_eq!(wheel.metrics().max_driver_lag(), ms(290));
+
+    // After an idle period: nothing pending for five seconds.
+    advance(Duration::from_secs(5)).await;
+    settle().await;
+    let mut idle = task::spawn(wheel.sleep(ms(10)));
+    assert_pending!(idle.poll());
+    advance(ms(400)).await;
+    assert_ready!(idle.poll());
+    assert_eq!(wheel.metrics().max_driver_lag(), ms(390));
+
+    // A new earliest timer, while the driver waits for a later one.
+    let mut far = task::spawn(wheel.sleep(Duration::from_secs(60)));
+    assert_pending!(far.poll());
+    settle().await;
+    let mut near = task::spawn(wheel.sleep(ms(10)));
+    assert_pending!(near.poll());
+    advance(ms(500)).await;
+    assert_ready!(near.poll());
+    assert_pending!(far.poll());
+
+    let m = wheel.metrics();
+    assert_eq!(m.max_driver_lag(), ms(490));
+    // 290, 390 and 490 ms all fall in [262.144, 524.288) ms.
+    assert_eq!(
+        m.driver_lag_histogram_bucket_count(bucket_of(&m, ms(290))),
+        3
+    );
+    let total: u64 = (0..32)
+        .map(|i| m.driver_lag_histogram_bucket_count(i))
+        .sum();
+    assert_eq!(total, 3, "one sample per pass that fired a timer");
+}
+
+/// The same three kinds of pass, run on time, report no lag at all: the
+/// lag is measured from the end of the tick each timer was due at, not
+/// from whenever the pass was planned.
+#[tokio::test(start_paused = true)]
+async fn passes_on_time_report_no_lag() {
+    // Registered before the driver's first run; auto-advance stops at the
+    // tick.
+    let wheel = Wheel::new();
+    wheel.sleep(ms(10)).await;
+    // After an idle period.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    wheel.sleep(ms(10)).await;
+    // A new earliest timer.
+    let mut far = task::spawn(wheel.sleep(Duration::from_secs(60)));
+    assert_pending!(far.poll());
+    settle().await;
+    wheel.sleep(ms(3)).await;
+
+    let m = wheel.metrics();
+    assert_eq!(m.fired_count(), 3);
+    assert_eq!(m.max_driver_lag(), Duration::ZERO);
+    assert_eq!(m.driver_lag_histogram_bucket_count(0), 3);
+    assert_eq!(m.driver_lag_quantile(1.0), Some(Duration::ZERO));
+}
+
+/// A timer made after its deadline has passed, on a wheel whose driver has
+/// been idle since before that deadline, is not counted as late from its
+/// deadline: the driver could not have fired it before it existed. (A
+/// multi-thread runtime registers such a timer; real time, wide margins:
+/// the lag counted from the deadline would be 290 ms.)
+#[test]
+fn a_timer_made_after_its_deadline_is_not_counted_late() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let wheel = Wheel::new();
+        // The driver has run (it fired this), and has nothing to do since.
+        wheel.sleep(ms(1)).await;
+        let start = Instant::now();
+        tokio::time::sleep(ms(300)).await;
+        wheel.sleep_until(start + ms(10)).await;
+        let m = wheel.metrics();
+        assert_eq!(m.fired_count(), 2, "the driver fired it");
+        assert!(m.max_driver_lag() < ms(200), "{:?}", m.max_driver_lag());
+    });
+}

@@ -31,13 +31,46 @@ const MS: u64 = 1_000_000;
 
 /// How far tokio puts a deadline that overflows an `Instant`
 /// (`tokio::time::sleep(Duration::MAX)`): 30 years from now.
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
-/// The instant `d` after `now`, as tokio computes a deadline: a sum that
-/// overflows an `Instant` lands 30 years after `now`.
+/// The instant `d` after `from`, as tokio computes a deadline: a sum that
+/// overflows an `Instant` lands 30 years after `from`. This is the crate's
+/// one sum of an instant and a duration (every deadline, period, timeout
+/// and setting goes through it), so none can overflow: should even the 30
+/// years not fit, the result is the latest instant that does, found by
+/// halving the step (never earlier than `from`).
 #[inline]
-fn later(now: Instant, d: Duration) -> Instant {
-    now.checked_add(d).unwrap_or_else(|| now + FAR_FUTURE)
+pub(crate) fn later(from: Instant, d: Duration) -> Instant {
+    match from.checked_add(d) {
+        Some(t) => t,
+        None => from
+            .checked_add(FAR_FUTURE)
+            .unwrap_or_else(|| saturating_later(from, FAR_FUTURE)),
+    }
+}
+
+/// The latest instant an `Instant` holds within `d` after `from`, where
+/// `from + d` overflows: each power of two of nanoseconds, largest first,
+/// is added if it fits and the sum stays within `d`. Cold: only near the
+/// end of what an `Instant` holds.
+#[cold]
+fn saturating_later(from: Instant, d: Duration) -> Instant {
+    const NS: u128 = 1_000_000_000;
+    let mut t = from;
+    let mut left = d.as_nanos();
+    for bit in (0..u128::BITS - left.leading_zeros()).rev() {
+        let n = 1u128 << bit;
+        if n > left {
+            continue;
+        }
+        // `n` is at most `d`'s nanoseconds: its seconds fit a `u64`.
+        let step = Duration::new((n / NS) as u64, (n % NS) as u32);
+        if let Some(next) = t.checked_add(step) {
+            t = next;
+            left -= n;
+        }
+    }
+    t
 }
 
 /// The instant `d` from now, as `tokio::time::sleep(d)` puts its deadline
@@ -177,6 +210,16 @@ impl Clock {
         }
     }
 
+    /// Now, as nanoseconds from the origin; 0 before it.
+    pub(crate) fn now_ns_unsigned(&self) -> u64 {
+        self.now_ns().max(0) as u64
+    }
+
+    /// The instant `ns` nanoseconds after the origin (saturating).
+    pub(crate) fn instant_of_ns(&self, ns: u64) -> Instant {
+        self.instant_of(Deadline(i64::try_from(ns).unwrap_or(HORIZON_NS)))
+    }
+
     #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
@@ -225,7 +268,18 @@ impl Clock {
     /// The last tick that has ended by now.
     #[inline]
     pub(crate) fn now_tick(&self) -> u64 {
-        match self.now_ns() {
+        self.ticks_to(self.now_ns())
+    }
+
+    /// The last tick that has ended by `t`.
+    #[inline]
+    pub(crate) fn tick_at(&self, t: Instant) -> u64 {
+        self.ticks_to(self.ns_of(t))
+    }
+
+    #[inline]
+    fn ticks_to(&self, ns: i64) -> u64 {
+        match ns {
             n if n <= 0 => 0,
             n => self.ticks_in(n as u64),
         }
@@ -302,7 +356,7 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> TokioTi
         fires_at_once: true,
     };
     // Nothing after now has been processed.
-    let mut hi = now + Duration::from_nanos(1);
+    let mut hi = later(now, Duration::from_nanos(1));
     if fires(hi) {
         return found(None);
     }
@@ -453,6 +507,33 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// Every sum of an instant and a duration lands where tokio's would,
+    /// 30 years on when it overflows, and never panics nor goes backwards,
+    /// even from the last instant there is.
+    #[test]
+    fn a_sum_that_overflows_lands_30_years_out() {
+        let now = Instant::now();
+        assert_eq!(later(now, Duration::MAX), now + FAR_FUTURE);
+        assert_eq!(later(now, Duration::ZERO), now);
+        assert_eq!(
+            later(now, Duration::from_secs(7)),
+            now + Duration::from_secs(7)
+        );
+        // An interval's deadline pushed on by 30 years at a time reaches
+        // the end of what an `Instant` holds, and stays there.
+        let mut t = now;
+        for _ in 0..64 {
+            let next = later(t, Duration::MAX);
+            assert!(next >= t);
+            t = later(next, Duration::MAX / 2);
+        }
+        let last = saturating_later(now, Duration::MAX);
+        assert!(last > now + FAR_FUTURE);
+        assert!(last.checked_add(Duration::from_nanos(1)).is_none());
+        assert_eq!(later(last, Duration::MAX), last);
+        assert_eq!(later(last, Duration::from_nanos(1)), last);
     }
 
     #[test]

@@ -3,8 +3,28 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::engine::publish::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
 use crate::engine::wheel::MAX_SLOTS;
+
+/// The name of a runtime's default wheel, unless its builder names it.
+pub(crate) const DEFAULT_WHEEL: &str = "default";
+
+/// The name of a wheel built by a `Builder` that was not given one.
+pub(crate) const UNNAMED: &str = "unnamed";
+
+/// The tick, by default.
+pub(crate) const TICK: Duration = Duration::from_millis(1);
+
+/// Buckets per shard, by default.
+pub(crate) const SLOTS: usize = 4096;
+
+/// The most shards a wheel may have.
+pub(crate) const MAX_SHARDS: usize = 1024;
+
+/// How often the publisher hands the counts to the recorder, by default.
+pub(crate) const METRICS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How late a driver pass may run before it is reported, by default.
+pub(crate) const STALL_THRESHOLD: Duration = Duration::from_millis(100);
 
 /// A wheel's settings; the public `Builder` wraps one.
 #[derive(Debug, Clone)]
@@ -15,7 +35,7 @@ pub(crate) struct Config {
     /// `None`: four per available core (see [`Config::validate`]).
     pub(crate) shards: Option<usize>,
     /// The `wheel` label of its metrics and field of its events; `None`:
-    /// `publish::UNNAMED`.
+    /// [`UNNAMED`].
     pub(crate) name: Option<Cow<'static, str>>,
     /// How often the metrics facade hears from the wheel.
     pub(crate) metrics_interval: Duration,
@@ -26,8 +46,8 @@ pub(crate) struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            tick: Duration::from_millis(1),
-            slots: 4096,
+            tick: TICK,
+            slots: SLOTS,
             max_pending: None,
             shards: None,
             name: None,
@@ -93,7 +113,7 @@ impl Config {
             return Err(BuildKind::ZeroMetricsInterval);
         }
         let shards = match self.shards {
-            Some(n) if n == 0 || n > 1024 => return Err(BuildKind::BadShards),
+            Some(n) if n == 0 || n > MAX_SHARDS => return Err(BuildKind::BadShards),
             Some(n) => n,
             None => {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -38,6 +38,13 @@ pub(crate) struct Core {
     pub(crate) live: Padded<AtomicUsize>,
     /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
     next_wake: Padded<AtomicU64>,
+    /// When a registration first asked the driver for an earlier tick since
+    /// its last pass, in nanoseconds from the clock's origin (`u64::MAX`:
+    /// none). A timer registered after its deadline has passed (its tick
+    /// not yet processed by an idle driver) is late only from then. A
+    /// measurement, not part of the handshake the loom models check: std's
+    /// atomic even under loom, so it adds no interleavings to explore.
+    signalled_ns: std::sync::atomic::AtomicU64,
     pub(crate) shutdown: AtomicBool,
     /// `Wheel` handles alive.
     pub(crate) handles: AtomicUsize,
@@ -50,6 +57,8 @@ pub(crate) struct Core {
 pub(crate) struct Stats {
     pub(crate) wakeups: AtomicU64,
     pub(crate) waker_panics: AtomicU64,
+    /// Driver passes that panicked (a bug): each restarted the driver.
+    pub(crate) driver_panics: AtomicU64,
     pub(crate) max_lag_ns: AtomicU64,
     /// Timers refused at `max_pending`.
     pub(crate) rejected: AtomicU64,
@@ -70,6 +79,7 @@ impl Core {
             max_pending,
             live: Padded(AtomicUsize::new(0)),
             next_wake: Padded(AtomicU64::new(u64::MAX)),
+            signalled_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(0),
             signal: Notify::new(),
@@ -116,7 +126,23 @@ impl Core {
         if tick < self.next_wake.0.load(Ordering::Relaxed)
             && tick < self.next_wake.0.fetch_min(tick, Ordering::AcqRel)
         {
+            self.signalled_ns.fetch_min(
+                self.clock.now_ns_unsigned(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             self.signal.notify_one();
+        }
+    }
+
+    /// The instant a registration first asked the driver for an earlier
+    /// tick since the last call, if one did.
+    pub(crate) fn take_signalled(&self) -> Option<Instant> {
+        match self
+            .signalled_ns
+            .swap(u64::MAX, std::sync::atomic::Ordering::Relaxed)
+        {
+            u64::MAX => None,
+            ns => Some(self.clock.instant_of_ns(ns)),
         }
     }
 

@@ -28,14 +28,32 @@
 //! task also runs it when a registration needs an earlier wake-up (through
 //! `Core::signal`).
 //!
+//! # Lag
+//!
+//! Every pass that fires timers measures how long after the end of the
+//! earliest due tick it fired it runs, whichever runner started it: the
+//! alarm at its tick, or the task for its first pass, after an idle period
+//! or for a new earliest timer (a runtime blocked before the task runs
+//! makes those late too).
+//!
+//! # Panics
+//!
+//! A pass that panics (a bug, or a `metrics` recorder that panics) does
+//! not stop the wheel: the task catches it, counts and reports it, and
+//! starts the driver again, which finds every timer where it was. Only a
+//! real stop (`shutdown`, the last handle gone, the runtime dropping the
+//! task) shuts the wheel down and completes its timers.
+//!
 //! The pass runs under the alarm's `arm` lock: one runner at a time. Both
 //! runners only `try_lock` it: the alarm, so that a pass that makes tokio
 //! fire the alarm from within (a reset to a passed deadline) cannot
 //! deadlock, and the task, so that a worker is never blocked while the
 //! alarm wakes a batch on another thread (it yields and looks again).
 
+use std::any::Any;
 use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::{pin, Pin};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
@@ -130,18 +148,54 @@ pub(crate) fn run(
         }),
     });
     let guard = Guard { shards, alarm };
-    async move { publish::alongside(&guard.alarm.telemetry, &guard.shards, drive(&guard)).await }
+    async move {
+        loop {
+            let mut once = pin!(publish::alongside(
+                &guard.alarm.telemetry,
+                &guard.shards,
+                drive(&guard),
+            ));
+            let ended =
+                poll_fn(
+                    |cx| match catch_unwind(AssertUnwindSafe(|| once.as_mut().poll(cx))) {
+                        Ok(Poll::Pending) => Poll::Pending,
+                        Ok(Poll::Ready(())) => Poll::Ready(None),
+                        Err(panic) => Poll::Ready(Some(panic)),
+                    },
+                )
+                .await;
+            let Some(panic) = ended else {
+                return;
+            };
+            guard.alarm.panicked(&*panic);
+            // The next pass runs after the runtime's other tasks: a bug
+            // that panics on every pass cannot take the worker.
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// What [`expire`] found.
+struct Expired {
+    /// The earliest tick that can hold work.
+    next: u64,
+    /// Work that is due now was left for lack of budget.
+    more: bool,
+    /// The earliest due tick of the timers it fired (`NEVER`: none).
+    earliest: u64,
+    /// How many it fired.
+    fired: usize,
 }
 
 /// Expires every shard up to `now`, waking at most about `budget` timers.
-/// Returns the earliest tick that can hold work, and whether work that is
-/// due now was left for lack of budget.
-fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> (u64, bool) {
+fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
     let mut next = NEVER;
+    let mut earliest = NEVER;
     let mut woken = 0;
     for shard in shards.shards.iter() {
         loop {
             let found = shard.expire(now, wakers, BATCH.min(budget - woken));
+            earliest = earliest.min(found.earliest);
             woken += wakers.len();
             wake_all(&shards.core.stats, wakers);
             if !found.more {
@@ -149,11 +203,21 @@ fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> 
                 break;
             }
             if woken >= budget {
-                return (now, true);
+                return Expired {
+                    next: now,
+                    more: true,
+                    earliest,
+                    fired: woken,
+                };
             }
         }
     }
-    (next, false)
+    Expired {
+        next,
+        more: false,
+        earliest,
+        fired: woken,
+    }
 }
 
 /// The driver's tokio `Sleep` and the instant it is armed for.
@@ -207,11 +271,12 @@ impl Alarm {
     fn pass(&self, arm: &mut Arm, budget: usize, alarm: &Waker, rearm: bool) -> Pass {
         let core = &*self.shards.core;
         publish::pass(&self.telemetry);
+        #[cfg(test)]
+        fault::maybe_panic();
         core.begin_run();
-        let now = core.clock.now_tick();
-        let next = match expire(&self.shards, now, &mut arm.wakers, budget) {
-            (next, false) => next,
-            (_, true) => return Pass::More,
+        let next = match self.expire(&mut arm.wakers, budget) {
+            Expired { more: true, .. } => return Pass::More,
+            Expired { next, .. } => next,
         };
         let planned = core.end_run(next);
         arm.at = (planned != NEVER).then(|| core.clock.instant_of_tick(planned));
@@ -248,6 +313,42 @@ impl Alarm {
         }
     }
 
+    /// Expires what is due now (at most about `budget` timers) and, when
+    /// that fired timers, records how late it ran: from the end of the
+    /// earliest due tick it fired to the instant it read the clock. A
+    /// timer can be registered after that tick has ended (an idle driver
+    /// has not processed it): the lag then counts from the registration
+    /// that asked for this pass, not from before the timer existed. (Such a
+    /// registration that races a pass already running, filed before the
+    /// pass looks at its shard but signalling after the pass took the
+    /// signal, is still counted from its tick.)
+    fn expire(&self, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
+        let core = &*self.shards.core;
+        let signalled = core.take_signalled();
+        let start = Instant::now();
+        let found = expire(&self.shards, core.clock.tick_at(start), wakers, budget);
+        if found.earliest != NEVER {
+            let tick_end = core.clock.instant_of_tick(found.earliest);
+            let due = signalled.map_or(tick_end, |s| s.max(tick_end));
+            let lag = start.saturating_duration_since(due);
+            record_lag(core, lag);
+            publish::lag(&self.telemetry, &self.shards, lag, found.fired);
+        }
+        found
+    }
+
+    /// A pass panicked: counted, reported, and the driver goes on.
+    fn panicked(&self, panic: &(dyn Any + Send)) {
+        let core = &*self.shards.core;
+        core.stats.driver_panics.fetch_add(1, Ordering::Relaxed);
+        let message = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        publish::panicked(&self.telemetry, &self.shards, message);
+    }
+
     /// Leaves the rest to the task.
     fn kick(&self) {
         self.kicked.store(true, Ordering::Release);
@@ -261,33 +362,44 @@ impl Wake for Alarm {
     }
 
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
-        let core = &self.shards.core;
-        if core.is_shutdown() {
+        if self.shards.core.is_shutdown() {
             self.kick();
             return;
         }
-        let Ok(mut arm) = self.arm.try_lock() else {
-            // The task is running a pass, or this wake-up comes from within
-            // one: wake what is due now, and let the task finish.
-            expire(&self.shards, core.clock.now_tick(), &mut Vec::new(), INLINE);
+        // This runs inside tokio's timer: a panic must not unwind into it.
+        // The task runs the pass again.
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.alarm_pass())) {
+            self.panicked(&*panic);
             self.kick();
-            return;
-        };
-        if let Some(at) = arm.at {
-            let now = Instant::now();
-            if now < at {
-                // Not the tokio timer firing at its deadline: a spurious
-                // wake-up, or that timer's own shutdown (tokio's alternative
-                // timer wakes every timer when its worker stops, and a
-                // re-arm then would make a timer on a runtime that is
-                // shutting down). The task looks, in its own context.
-                drop(arm);
+        }
+    }
+}
+
+impl Alarm {
+    /// The alarm's part of a wake-up (see the module docs).
+    fn alarm_pass(self: &std::sync::Arc<Self>) {
+        let core = &self.shards.core;
+        let mut arm = match self.arm.try_lock() {
+            Ok(arm) => arm,
+            // A pass that panicked leaves nothing half done in `Arm`.
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                // The task is running a pass, or this wake-up comes from
+                // within one: wake what is due now, and let the task finish.
+                self.expire(&mut Vec::new(), INLINE);
                 self.kick();
                 return;
             }
-            let lag = now - at;
-            record_lag(core, lag);
-            publish::lag(&self.telemetry, &self.shards, lag);
+        };
+        if arm.at.is_some_and(|at| Instant::now() < at) {
+            // Not the tokio timer firing at its deadline: a spurious
+            // wake-up, or that timer's own shutdown (tokio's alternative
+            // timer wakes every timer when its worker stops, and a re-arm
+            // then would make a timer on a runtime that is shutting down).
+            // The task looks, in its own context.
+            drop(arm);
+            self.kick();
+            return;
         }
         core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
         let waker = Waker::from(self.clone());
@@ -357,6 +469,30 @@ fn record_lag(core: &crate::engine::core::Core, lag: Duration) {
     core.stats.lag.record(lag);
 }
 
+/// Fault injection for the tests: makes the next passes on this thread
+/// panic, as a bug in a pass would.
+#[cfg(test)]
+pub(crate) mod fault {
+    use std::cell::Cell;
+
+    thread_local! {
+        static PANICS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The next `n` passes run on this thread panic.
+    pub(crate) fn panic_next_passes(n: usize) {
+        PANICS.with(|p| p.set(n));
+    }
+
+    pub(super) fn maybe_panic() {
+        let left = PANICS.with(|p| p.get());
+        if left > 0 {
+            PANICS.with(|p| p.set(left - 1));
+            panic!("injected driver fault");
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use std::time::Duration;
@@ -398,5 +534,124 @@ mod tests {
             tokio::task::yield_now().await;
             assert!(weak.upgrade().is_none(), "the shards outlive their driver");
         });
+    }
+
+    /// A wheel's sleep beside tokio's, both of `d` from now: the wheel's
+    /// completes in the same step as tokio's, not before.
+    async fn side_by_side(wheel: &crate::Wheel, d: Duration) {
+        let start = Instant::now();
+        let mut ours = std::pin::pin!(wheel.sleep(d));
+        let mut theirs = std::pin::pin!(tokio::time::sleep(d));
+        poll_fn(|cx| {
+            let a = ours.as_mut().poll(cx).is_ready();
+            let b = theirs.as_mut().poll(cx).is_ready();
+            assert_eq!(
+                a,
+                b,
+                "the wheel's sleep and tokio's part at {:?}",
+                start.elapsed()
+            );
+            if a {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        assert_eq!(start.elapsed(), d);
+    }
+
+    /// A pass that panics, in the task (the driver's first passes) or in
+    /// the alarm (inside tokio's timer), does not shut the wheel down nor
+    /// fire a timer early: the driver starts again, and the timers fire at
+    /// their deadlines, beside tokio's. Each panic is counted and, with the
+    /// `tracing` feature, is an ERROR event that names the
+    /// wheel and the panic. (One test: the event's callsite is hit by no
+    /// other test, so no thread without the subscriber can race it.)
+    #[test]
+    fn a_pass_that_panics_restarts_the_driver_and_keeps_every_deadline() {
+        #[cfg(feature = "tracing")]
+        let (errors, _guard) = catch_errors();
+        crate::engine::clock::paused_runtime().block_on(async {
+            let wheel = crate::Wheel::new();
+            // The task's first two passes panic.
+            fault::panic_next_passes(2);
+            side_by_side(&wheel, Duration::from_millis(50)).await;
+            assert!(!wheel.is_shutdown());
+            assert_eq!(wheel.metrics().driver_panic_count(), 2);
+
+            // The alarm's pass at the timer's tick panics: the task runs it.
+            let start = Instant::now();
+            let mut sleep = std::pin::pin!(wheel.sleep(Duration::from_millis(30)));
+            assert!(futures_util::poll!(sleep.as_mut()).is_pending());
+            tokio::task::yield_now().await;
+            fault::panic_next_passes(1);
+            sleep.await;
+            assert_eq!(start.elapsed(), Duration::from_millis(30));
+            assert!(!wheel.is_shutdown());
+            assert_eq!(wheel.metrics().driver_panic_count(), 3);
+
+            // A wheel that went through all that still keeps time.
+            side_by_side(&wheel, Duration::from_millis(7)).await;
+            assert_eq!(wheel.metrics().fired_count(), 3);
+            // A real shutdown still completes its timers.
+            let mut late = std::pin::pin!(wheel.sleep(Duration::from_secs(5)));
+            assert!(futures_util::poll!(late.as_mut()).is_pending());
+            wheel.shutdown();
+            assert!(futures_util::poll!(late.as_mut()).is_ready());
+        });
+        #[cfg(feature = "tracing")]
+        {
+            let caught = errors.lock().unwrap().clone();
+            assert_eq!(caught.len(), 3, "{caught:?}");
+            for e in &caught {
+                assert!(e.contains("wheel=\"unnamed\""), "{caught:?}");
+                assert!(e.contains("injected driver fault"), "{caught:?}");
+            }
+        }
+    }
+
+    /// Catches this thread's ERROR events (feature `tracing`) until the
+    /// guard drops.
+    #[cfg(feature = "tracing")]
+    fn catch_errors() -> (
+        std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        tracing::subscriber::DefaultGuard,
+    ) {
+        use std::sync::Mutex as StdMutex;
+        use tracing::{field, span, Event, Level, Metadata, Subscriber};
+
+        #[derive(Default, Clone)]
+        struct Errors(std::sync::Arc<StdMutex<Vec<String>>>);
+        struct Fields(String);
+        impl field::Visit for Fields {
+            fn record_debug(&mut self, f: &field::Field, v: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={v:?} ", f.name()));
+            }
+        }
+        impl Subscriber for Errors {
+            fn enabled(&self, _: &Metadata<'_>) -> bool {
+                true
+            }
+            fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+                span::Id::from_u64(1)
+            }
+            fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+            fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+            fn event(&self, event: &Event<'_>) {
+                if *event.metadata().level() == Level::ERROR {
+                    let mut f = Fields(String::new());
+                    event.record(&mut f);
+                    self.0.lock().unwrap().push(f.0);
+                }
+            }
+            fn enter(&self, _: &span::Id) {}
+            fn exit(&self, _: &span::Id) {}
+        }
+
+        let errors = Errors::default();
+        let guard = tracing::subscriber::set_default(errors.clone());
+        tracing::callsite::rebuild_interest_cache();
+        (errors.0, guard)
     }
 }

@@ -158,10 +158,11 @@ impl Words {
     }
 
     /// The driver, under the lock, at tick `now`: fires the entry `key` if
-    /// its due tick has come (`Ok`), or returns the later tick it has moved
-    /// to, where the entry is to be filed again. A shared word is claimed
-    /// with a compare-and-swap (see the module docs); the others only read.
-    pub(crate) fn claim(&self, key: u32, now: u64) -> Result<(), u64> {
+    /// its due tick has come (`Ok`, with that tick), or returns the later
+    /// tick it has moved to, where the entry is to be filed again. A shared
+    /// word is claimed with a compare-and-swap (see the module docs); the
+    /// others only read.
+    pub(crate) fn claim(&self, key: u32, now: u64) -> Result<u64, u64> {
         let word = self.word(key);
         let mut w = word.load(Ordering::Acquire);
         loop {
@@ -170,10 +171,10 @@ impl Words {
                 return Err(w & TICK);
             }
             if w & SHARED == 0 {
-                return Ok(());
+                return Ok(w & TICK);
             }
             match word.compare_exchange(w, FIRED, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(w & TICK),
                 Err(moved) => w = moved,
             }
         }
@@ -204,7 +205,7 @@ mod tests {
         let chunk = shared(&mut words, 700, 5);
         assert!(chunk.move_later(700, 5, 9));
         assert_eq!(words.claim(700, 6), Err(9), "moved later: filed again");
-        assert_eq!(words.claim(700, 9), Ok(()));
+        assert_eq!(words.claim(700, 9), Ok(9));
         assert_eq!(words.due(700), None);
         assert!(!chunk.move_later(700, 9, 12), "fired: the move fails");
     }
@@ -218,7 +219,7 @@ mod tests {
         assert_eq!((words.due(3), words.due(4)), (Some(20), Some(7)));
         assert!(!words.driver_removes(3) && words.driver_removes(4));
         assert_eq!(words.claim(4, 6), Err(7));
-        assert_eq!(words.claim(4, 7), Ok(()));
+        assert_eq!(words.claim(4, 7), Ok(7));
         assert_eq!(words.due(4), Some(7), "a word not shared is only read");
     }
 

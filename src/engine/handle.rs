@@ -26,6 +26,7 @@ pub(crate) struct Snapshot {
     pub(crate) shards: usize,
     pub(crate) wakeups: u64,
     pub(crate) waker_panics: u64,
+    pub(crate) driver_panics: u64,
     pub(crate) max_lag: Duration,
     /// Timers refused at `max_pending`.
     pub(crate) rejected: u64,
@@ -146,6 +147,7 @@ impl WheelHandle {
             shards: shards.shards.len(),
             wakeups: stats.wakeups.load(Ordering::Relaxed),
             waker_panics: stats.waker_panics.load(Ordering::Relaxed),
+            driver_panics: stats.driver_panics.load(Ordering::Relaxed),
             max_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
             rejected: stats.rejected.load(Ordering::Relaxed),
             lag_buckets: stats.lag.counts(),

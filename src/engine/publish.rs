@@ -3,11 +3,12 @@
 //! as `tracing` events (feature `tracing`). Without either feature every
 //! hook here is empty.
 //!
-//! The driver calls four hooks: [`alongside`] runs the publisher beside the
+//! The driver calls five hooks: [`alongside`] runs the publisher beside the
 //! driver in the driver's own task (a wheel is one tokio task, with or
-//! without the feature), [`lag`] each time the driver's alarm measures how
-//! late it runs, [`pass`] on each pass, and [`stopped`] when the driver
-//! stops. Nothing here is on the path that registers or cancels a timer:
+//! without the feature), [`lag`] each time a pass that fires timers
+//! measures how late it runs, [`pass`] on each pass, [`panicked`] when a
+//! pass panicked and the driver starts again, and [`stopped`] when the
+//! driver stops. Nothing here is on the path that registers or cancels a timer:
 //! the publisher reads the shards' counts, as `Wheel::metrics` does.
 //!
 //! # Publishing
@@ -19,7 +20,8 @@
 //! counts. The lag histogram gets one sample per measured pass, from the
 //! driver itself, through a handle that each publication registers anew
 //! (a recorder's registration hashes and looks the key up, which a pass
-//! need not pay).
+//! need not pay); a sample taken before the first publication registers
+//! it, so none is dropped.
 //!
 //! Wheels that share a name share their series: each publisher adds what
 //! changed since its last publication to its name's row in [`TOTALS`] and
@@ -40,19 +42,8 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
+use crate::engine::config::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
 use crate::engine::shards::Shards;
-
-/// The name of a runtime's default wheel, unless its builder names it.
-pub(crate) const DEFAULT_WHEEL: &str = "default";
-
-/// The name of a wheel built by a `Builder` that was not given one.
-pub(crate) const UNNAMED: &str = "unnamed";
-
-/// How often the publisher hands the counts to the recorder, by default.
-pub(crate) const METRICS_INTERVAL: Duration = Duration::from_secs(1);
-
-/// How late a driver pass may run before it is reported, by default.
-pub(crate) const STALL_THRESHOLD: Duration = Duration::from_millis(100);
 
 /// The facade's names for a wheel's numbers.
 #[cfg(feature = "metrics")]
@@ -62,6 +53,7 @@ mod names {
     pub(super) const FIRED: &str = "hashwheel_timers_fired_total";
     pub(super) const CANCELLED: &str = "hashwheel_timers_cancelled_total";
     pub(super) const REJECTED: &str = "hashwheel_timers_rejected_total";
+    pub(super) const DRIVER_PANICS: &str = "hashwheel_driver_panics_total";
     pub(super) const LAG: &str = "hashwheel_driver_lag_seconds";
 }
 
@@ -130,14 +122,17 @@ pub(crate) async fn alongside(
     }
 }
 
-/// The driver's alarm ran `lag` after the end of the tick it was armed for.
-pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration) {
+/// A driver pass fired `fired` timers `lag` after the end of the earliest
+/// due tick among them.
+pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration, fired: usize) {
     #[cfg(feature = "metrics")]
     facade::record_lag(telemetry, lag);
     #[cfg(feature = "tracing")]
-    events::check_stall(telemetry, shards, lag);
+    events::check_stall(telemetry, shards, lag, fired);
     #[cfg(not(any(feature = "metrics", feature = "tracing")))]
-    let _ = (telemetry, shards, lag);
+    let _ = (telemetry, shards, lag, fired);
+    #[cfg(all(feature = "metrics", not(feature = "tracing")))]
+    let _ = fired;
 }
 
 /// The driver runs a pass: a publisher waiting for one publishes.
@@ -146,6 +141,18 @@ pub(crate) fn pass(telemetry: &Telemetry) {
     telemetry.publisher.wake_if_parked();
     #[cfg(not(feature = "metrics"))]
     let _ = telemetry;
+}
+
+/// A driver pass panicked with `message`; the driver starts again.
+pub(crate) fn panicked(telemetry: &Telemetry, shards: &Shards, message: &str) {
+    #[cfg(feature = "metrics")]
+    facade::publish(telemetry, shards);
+    #[cfg(feature = "tracing")]
+    events::panicked(telemetry, shards, message);
+    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
+    let _ = (telemetry, shards, message);
+    #[cfg(all(feature = "metrics", not(feature = "tracing")))]
+    let _ = message;
 }
 
 /// The driver has stopped and the wheel has shut down: the final values
@@ -170,6 +177,7 @@ struct Counts {
     fired: u64,
     cancelled: u64,
     rejected: u64,
+    driver_panics: u64,
 }
 
 #[cfg(feature = "metrics")]
@@ -183,6 +191,7 @@ impl Counts {
             fired: c.fired,
             cancelled: c.cancelled,
             rejected: shards.core.stats.rejected.load(Ordering::Relaxed),
+            driver_panics: shards.core.stats.driver_panics.load(Ordering::Relaxed),
         }
     }
 
@@ -194,6 +203,7 @@ impl Counts {
         self.fired += new.fired.saturating_sub(old.fired);
         self.cancelled += new.cancelled.saturating_sub(old.cancelled);
         self.rejected += new.rejected.saturating_sub(old.rejected);
+        self.driver_panics += new.driver_panics.saturating_sub(old.driver_panics);
     }
 }
 
@@ -224,6 +234,7 @@ mod facade {
     use tokio::time::Instant;
 
     use super::{lock, names, Counts, TOTALS};
+    use crate::engine::clock::later;
     use crate::engine::shards::Shards;
 
     static METADATA: Metadata<'static> =
@@ -239,6 +250,7 @@ mod facade {
         fired: Key,
         cancelled: Key,
         rejected: Key,
+        driver_panics: Key,
         lag: Key,
         /// `lag`'s handle, from the recorder of the last publication.
         lag_handle: Mutex<Option<Histogram>>,
@@ -261,6 +273,7 @@ mod facade {
                 fired: key(names::FIRED),
                 cancelled: key(names::CANCELLED),
                 rejected: key(names::REJECTED),
+                driver_panics: key(names::DRIVER_PANICS),
                 lag: key(names::LAG),
                 lag_handle: Mutex::new(None),
                 last: Mutex::new(Counts::default()),
@@ -305,20 +318,28 @@ mod facade {
             Unit::Count,
             "Timers refused because the wheel held max_pending timers already."
         );
+        metrics::describe_counter!(
+            names::DRIVER_PANICS,
+            Unit::Count,
+            "Times the timer driver panicked (a bug) and started again; timers kept their deadlines."
+        );
         metrics::describe_histogram!(
             names::LAG,
             Unit::Seconds,
-            "How long after the end of the tick it planned to wake at the timer driver ran, \
-             each time it woke for one: how late a blocked or busy runtime let the timers be."
+            "How long after the end of the earliest due tick it fired each timer driver pass \
+             that fired timers ran: how late a blocked or busy runtime let the timers be."
         );
     }
 
-    /// One sample of the lag histogram. (The driver measures no lag before
-    /// its first pass, which comes after the first publication.)
+    /// One sample of the lag histogram. The driver's first pass can come
+    /// before the first publication: its sample registers the handle.
     pub(super) fn record_lag(telemetry: &super::Telemetry, lag: Duration) {
-        if let Some(h) = lock(&telemetry.publisher.lag_handle).as_ref() {
-            h.record(lag.as_secs_f64());
-        }
+        let p = &telemetry.publisher;
+        lock(&p.lag_handle)
+            .get_or_insert_with(|| {
+                metrics::with_recorder(|r| r.register_histogram(&p.lag, &METADATA))
+            })
+            .record(lag.as_secs_f64());
     }
 
     /// Hands `shards`' counts, summed with those of the other wheels of its
@@ -352,6 +373,8 @@ mod facade {
                 .absolute(sum.cancelled);
             r.register_counter(&p.rejected, &METADATA)
                 .absolute(sum.rejected);
+            r.register_counter(&p.driver_panics, &METADATA)
+                .absolute(sum.driver_panics);
             *lock(&p.lag_handle) = Some(r.register_histogram(&p.lag, &METADATA));
         });
         changed
@@ -366,7 +389,7 @@ mod facade {
         let mut sleep = Box::pin(tokio::time::sleep(p.interval));
         loop {
             let start = (Instant::now(), std::time::Instant::now());
-            let deadline = start.0 + p.interval;
+            let deadline = later(start.0, p.interval);
             sleep.as_mut().reset(deadline);
             // As in the driver: a reset fires a sleep at once when tokio's
             // timer has shut down, and polling it then would panic. The
@@ -388,7 +411,7 @@ mod facade {
     /// (by more than half of `interval`, which `start` was an interval
     /// ago): it is paused, and advanced by a test or by auto-advance.
     fn clock_is_driven(start: (Instant, std::time::Instant), interval: Duration) -> bool {
-        start.0.elapsed() > start.1.elapsed() + interval / 2
+        start.0.elapsed() > start.1.elapsed().saturating_add(interval / 2)
     }
 }
 
@@ -446,9 +469,26 @@ mod events {
         );
     }
 
+    pub(super) fn panicked(telemetry: &super::Telemetry, shards: &Shards, message: &str) {
+        tracing::error!(
+            target: "hashwheel",
+            wheel = &*telemetry.name,
+            panic = message,
+            pending = shards.counts().pending,
+            "the timer driver panicked and starts again; every timer keeps its deadline"
+        );
+    }
+
     /// Reports a pass `lag` late, if that is beyond the threshold and the
-    /// wheel has not reported one within the last second.
-    pub(super) fn check_stall(telemetry: &super::Telemetry, shards: &Shards, lag: Duration) {
+    /// wheel has not reported one within the last second. Its `pending`
+    /// counts the timers pending when the pass began: those still pending
+    /// and the `fired` ones it fired.
+    pub(super) fn check_stall(
+        telemetry: &super::Telemetry,
+        shards: &Shards,
+        lag: Duration,
+        fired: usize,
+    ) {
         let stall = &telemetry.stall;
         if lag <= stall.threshold {
             return;
@@ -456,12 +496,12 @@ mod events {
         let now = Instant::now();
         {
             let mut last = stall.last.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|t| now < t + STALL_EVENT_EVERY) {
+            if last.is_some_and(|t| now.saturating_duration_since(t) < STALL_EVENT_EVERY) {
                 return;
             }
             *last = Some(now);
         }
-        let pending = shards.counts().pending;
+        let pending = shards.counts().pending + fired;
         tracing::warn!(
             target: "hashwheel",
             wheel = &*telemetry.name,

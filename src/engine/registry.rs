@@ -40,9 +40,9 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::runtime::{Handle, Id};
 use tokio::task;
 
+use crate::engine::config::DEFAULT_WHEEL;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::handle::WheelHandle;
-use crate::engine::publish::DEFAULT_WHEEL;
 use crate::engine::shard::Shard;
 use crate::engine::shards::ShardRef;
 use crate::engine::sync::Arc;

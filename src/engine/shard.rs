@@ -144,6 +144,9 @@ pub(crate) struct Pass {
     pub(crate) more: bool,
     /// The earliest tick at which the shard can have work.
     pub(crate) next: u64,
+    /// The earliest due tick among the entries this pass fired (`NEVER`:
+    /// it fired none): how late the pass ran is measured from its end.
+    pub(crate) earliest: u64,
 }
 
 /// A shard's counters.
@@ -362,6 +365,7 @@ impl Shard {
             return Pass {
                 more: false,
                 next: NEVER,
+                earliest: NEVER,
             };
         }
         s.sweep();
@@ -372,14 +376,18 @@ impl Shard {
         s.wheel.advance(now);
         self.elapsed.store(s.wheel.elapsed(), Ordering::Release);
         let mut fired = 0;
+        let mut earliest = NEVER;
         while out.len() < max {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            if let Err(later) = s.words.claim(key, now) {
-                // Its deadline moved later: file it again, wake no one.
-                s.wheel.reschedule(key, later);
-                continue;
+            match s.words.claim(key, now) {
+                Ok(due) => earliest = earliest.min(due),
+                Err(later) => {
+                    // Its deadline moved later: file it again, wake no one.
+                    s.wheel.reschedule(key, later);
+                    continue;
+                }
             }
             if s.words.driver_removes(key) {
                 out.push(s.wheel.remove(key));
@@ -393,6 +401,7 @@ impl Shard {
         Pass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
+            earliest,
         }
     }
 

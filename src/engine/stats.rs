@@ -1,7 +1,7 @@
 //! The driver's lag distribution: a histogram of fixed log2 buckets, one
-//! atomic counter each, that the driver adds a sample to each time tokio's
-//! timer wakes it for the tick it planned to wake at (how long after the
-//! end of that tick it runs), and [`Wheel::metrics`](crate::Wheel::metrics)
+//! atomic counter each, that the driver adds a sample to for each pass
+//! that fires timers (how long after the end of the earliest due tick
+//! among them it runs), and [`Wheel::metrics`](crate::Wheel::metrics)
 //! reads.
 //!
 //! # Buckets
@@ -31,7 +31,7 @@ pub(crate) struct LagHistogram {
 }
 
 impl LagHistogram {
-    /// Counts one wake-up `lag` after the end of its planned tick.
+    /// Counts one pass `lag` after the end of its earliest due tick.
     pub(crate) fn record(&self, lag: Duration) {
         self.buckets[bucket_of(lag)].fetch_add(1, Ordering::Relaxed);
     }

@@ -38,19 +38,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::coop;
+use crate::engine::clock::later;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::{Wheel, WheelOrDefault};
-
-/// How far a deadline that overflows an `Instant` lands, as in
-/// `tokio::time::sleep(Duration::MAX)`: 30 years from its start.
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// The instant `d` after `from`; a sum that overflows lands 30 years after
-/// `from`, where tokio puts it, instead of panicking.
-fn later(from: Instant, d: Duration) -> Instant {
-    from.checked_add(d).unwrap_or_else(|| from + FAR_FUTURE)
-}
 
 /// The earlier of two optional deadlines.
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
@@ -335,16 +326,4 @@ fn new_sleep(wheel: &WheelOrDefault, at: Instant) -> io::Result<Sleep> {
         return Err(Error::shutdown().into());
     }
     Ok(wheel.try_sleep_until(at)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sum_that_overflows_lands_30_years_out() {
-        let now = Instant::now();
-        assert_eq!(later(now, Duration::MAX), now + FAR_FUTURE);
-        assert_eq!(later(now, Duration::ZERO), now);
-    }
 }
