@@ -14,6 +14,7 @@
 pub mod cpu;
 pub mod io;
 pub mod queue;
+pub mod replay;
 pub mod server;
 pub mod stress;
 pub mod support;
