@@ -1,8 +1,21 @@
 #!/usr/bin/env python3
-"""Per-function cost per message of the replay's measured phase, each backend
-against the no-timer replay: `python3 bench/replay_breakdown.py DIR CONNS [TOP [MEASURED]]`
-after `replay --out DIR` (callgrind files). Exclusive costs, by function
-(inlined callees count where they were inlined), summed over call sites."""
+"""Where a message's timer cost goes, by function, less the no-timer run.
+
+Replay (callgrind files of `replay --out DIR`):
+    python3 bench/replay_breakdown.py DIR CONNS [TOP [MEASURED]]
+  exclusive costs per message of the measured phase (inlined callees count
+  where they were inlined), summed over call sites.
+
+By what the work is for (clock, task memory, timer state, lock + slab +
+wheel, due words, wakers, driver), one column per backend:
+    python3 bench/replay_breakdown.py --categories DIR CONNS [MEASURED]
+
+Real time (`perf record -e cpu-clock -g -o DIR/perf-IMP.data` around one
+`compare --only server --server-rounds 1 --imps IMP` run, IMP in none,
+hashwheel, tokio; its stdout in DIR/perf-IMP.out):
+    python3 bench/replay_breakdown.py --perf DIR [TOP]
+  each symbol's share of the samples times the run's process CPU per
+  message, less the no-timer run's."""
 import re, subprocess, sys
 from collections import defaultdict
 
@@ -32,7 +45,74 @@ def est(v):
     ir, d1mr, d1mw, ilmr, dlmr, dlmw = v
     return ir + 10 * (d1mr + d1mw) + 100 * (dlmr + dlmw + ilmr)
 
+def perf_symbols(d, imp):
+    out = subprocess.run(["perf", "report", "-i", f"{d}/perf-{imp}.data", "--no-children",
+                          "--sort", "symbol", "--stdio", "-g", "none", "--percent-limit", "0"],
+                         capture_output=True, text=True, check=True).stdout
+    run = open(f"{d}/perf-{imp}.out").read()
+    cpu = float(re.search(r"\s(\d+) ns/msg,", run).group(1))
+    syms = defaultdict(float)
+    for line in out.splitlines():
+        m = re.match(r"^\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)\s*$", line)
+        if m:
+            syms[m.group(2)] += float(m.group(1)) / 100 * cpu
+    return cpu, syms
+
+def perf_main(d, top):
+    base_cpu, base = perf_symbols(d, "none")
+    for imp in ["hashwheel", "tokio"]:
+        cpu, syms = perf_symbols(d, imp)
+        rows = sorted(((v - base.get(k, 0.0), k) for k, v in syms.items()), key=lambda r: -abs(r[0]))
+        print(f"\n## {imp}, real time: ns per message less the no-timer run ({cpu:.0f} - {base_cpu:.0f} = {cpu - base_cpu:.0f})")
+        print("| ns/msg | symbol |")
+        print("|---|---|")
+        for v, k in rows[:top]:
+            print(f"| {v:.1f} | `{k[:110]}` |")
+
+# What each function's cost is for, hashwheel's and tokio's side by side.
+CATEGORIES = [
+    ("clock reads and deadline arithmetic",
+     r"clock::now|Clock::now|Timespec|Instant>::|Instant as core::ops|Instant::now|Instant::checked_add|clock_gettime"),
+    ("timer futures moved into and written in the task's memory",
+     r"^__mem(cpy|move)|replay::connection::\{\{closure\}\}|replay::.*Timers"),
+    ("timeout future: made, polled, dropped",
+     r"Timeout<.*>::poll|timeout::<impl|hashwheel::timeout::timeout|poll_delay|Sleep::new_timeout|drop_in_place<.*Timer"),
+    ("default-wheel or runtime lookup", r"registry::|Handle::try_current|Handle::current|task::id::try_id"),
+    ("timer state: entry or Sleep touched, waker registered",
+     r"OwnedEntry|ShardRef|drop_in_place<hashwheel::sleep::Sleep>|Sleep as core::future|Sleep::reset|Timer::reset|AtomicWaker::register_by_ref|TimerEntry"),
+    ("lock, slab and wheel: file, move, unfile",
+     r"engine::shard::|HashedWheel|wheel::Wheel::(insert|remove)|clear_entry|reregister"),
+    ("due words", r"due_word"),
+    ("waker clones and drops", r"clone_waker|drop_waker"),
+    ("driver passes, parks and wake-ups",
+     r"park|Driver::|wheel::Wheel::(poll|next_expiration)|mio::|unpark|write|epoll|defer|process_at|fire|wake"),
+]
+
+def categories(d, conns, msgs):
+    base = load(f"{d}/replay-none-{conns}.callgrind")
+    cols = {}
+    for b in ["hashwheel", "free", "tokio"]:
+        f = load(f"{d}/replay-{b}-{conns}.callgrind")
+        sums = defaultdict(lambda: [0.0] * 6)
+        for name in set(f) | set(base):
+            v = [(f.get(name, [0]*6)[i] - base.get(name, [0]*6)[i]) / msgs for i in range(6)]
+            cat = next((c for c, rx in CATEGORIES if re.search(rx, name)), "the rest (scheduler, task harness)")
+            sums[cat] = [a + b for a, b in zip(sums[cat], v)]
+        cols[b] = sums
+    print(f"\n## {conns} connections: est. cycles (Ir / D1 misses / LL misses) per message, less the no-timer replay")
+    print("| | hashwheel | hashwheel free fns | tokio::time |")
+    print("|---|---|---|---|")
+    cell = lambda v: f"{est(v):.0f} ({v[0]:.0f} / {v[1]+v[2]:.2f} / {v[3]+v[4]+v[5]:.2f})"
+    for c in [c for c, _ in CATEGORIES] + ["the rest (scheduler, task harness)"]:
+        print(f"| {c} | " + " | ".join(cell(cols[b][c]) for b in cols) + " |")
+    tot = {b: [sum(v[i] for v in cols[b].values()) for i in range(6)] for b in cols}
+    print("| all | " + " | ".join(cell(tot[b]) for b in cols) + " |")
+
 def main():
+    if sys.argv[1] == "--categories":
+        return categories(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 200000)
+    if sys.argv[1] == "--perf":
+        return perf_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 25)
     d, conns = sys.argv[1], sys.argv[2]
     top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
     msgs = int(sys.argv[4]) if len(sys.argv) > 4 else 200000
