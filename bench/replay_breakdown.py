@@ -15,7 +15,8 @@ Real time (`perf record -e cpu-clock -g -o DIR/perf-IMP.data` around one
 hashwheel, tokio; its stdout in DIR/perf-IMP.out):
     python3 bench/replay_breakdown.py --perf DIR [TOP]
   each symbol's share of the samples times the run's process CPU per
-  message, less the no-timer run's."""
+  message, less the no-timer run's; by what it is for:
+    python3 bench/replay_breakdown.py --perf-categories DIR"""
 import re, subprocess, sys
 from collections import defaultdict
 
@@ -45,7 +46,7 @@ def est(v):
     ir, d1mr, d1mw, ilmr, dlmr, dlmw = v
     return ir + 10 * (d1mr + d1mw) + 100 * (dlmr + dlmw + ilmr)
 
-def perf_symbols(d, imp):
+def perf_symbols(d, imp, kernel=False):
     out = subprocess.run(["perf", "report", "-i", f"{d}/perf-{imp}.data", "--no-children",
                           "--sort", "symbol", "--stdio", "-g", "none", "--percent-limit", "0"],
                          capture_output=True, text=True, check=True).stdout
@@ -53,9 +54,10 @@ def perf_symbols(d, imp):
     cpu = float(re.search(r"\s(\d+) ns/msg,", run).group(1))
     syms = defaultdict(float)
     for line in out.splitlines():
-        m = re.match(r"^\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)\s*$", line)
+        m = re.match(r"^\s+([\d.]+)%\s+\[([.k])\]\s+(.*?)\s*$", line)
         if m:
-            syms[m.group(2)] += float(m.group(1)) / 100 * cpu
+            name = "[kernel]" if kernel and m.group(2) == "k" else m.group(3)
+            syms[name] += float(m.group(1)) / 100 * cpu
     return cpu, syms
 
 def perf_main(d, top):
@@ -108,7 +110,28 @@ def categories(d, conns, msgs):
     tot = {b: [sum(v[i] for v in cols[b].values()) for i in range(6)] for b in cols}
     print("| all | " + " | ".join(cell(tot[b]) for b in cols) + " |")
 
+def perf_categories(d):
+    base_cpu, base = perf_symbols(d, "none", kernel=True)
+    cols = {}
+    for imp in ["hashwheel", "tokio"]:
+        cpu, syms = perf_symbols(d, imp, kernel=True)
+        sums = defaultdict(float)
+        for name in set(syms) | set(base):
+            v = syms.get(name, 0.0) - base.get(name, 0.0)
+            cat = "kernel: scheduling, syscalls" if name == "[kernel]" else next(
+                (c for c, rx in CATEGORIES if re.search(rx, name)), "the rest (scheduler, task harness)")
+            sums[cat] += v
+        cols[imp] = (cpu, sums)
+    print(f"\n## real time: ns per message by what it is for, less the no-timer run ({base_cpu:.0f} ns/msg)")
+    print("| | hashwheel | tokio::time |")
+    print("|---|---|---|")
+    for c in [c for c, _ in CATEGORIES] + ["the rest (scheduler, task harness)", "kernel: scheduling, syscalls"]:
+        print(f"| {c} | " + " | ".join(f"{cols[i][1][c]:.1f}" for i in cols) + " |")
+    print("| all | " + " | ".join(f"{cols[i][0] - base_cpu:.0f}" for i in cols) + " |")
+
 def main():
+    if sys.argv[1] == "--perf-categories":
+        return perf_categories(sys.argv[2])
     if sys.argv[1] == "--categories":
         return categories(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 200000)
     if sys.argv[1] == "--perf":

@@ -62,6 +62,11 @@ pub struct ReplayConfig {
     pub per_tick: usize,
     /// Messages sent in the measured phase (rounded up to whole ticks).
     pub measured: usize,
+    /// Milliseconds of warm-up, when more than one round of the generator
+    /// is wanted (one idle timeout or more: the timers moved by a message
+    /// then reach the deadline they were first filed for within the
+    /// measured phase, where tokio re-files them).
+    pub warm_ms: Option<u64>,
     pub idle: Duration,
     pub request: Duration,
 }
@@ -80,14 +85,19 @@ impl ReplayConfig {
             conns,
             per_tick: (rate / 1000).max(1) as usize,
             measured,
+            warm_ms: None,
             idle: s.idle,
             request: s.request,
         }
     }
 
-    /// Warm-up ticks: every connection gets a message (a full round of the
-    /// generator, with room for the silent ones it skips), plus a tenth.
+    /// Warm-up ticks: `warm_ms`, or enough for every connection to get a
+    /// message (a full round of the generator, with room for the silent
+    /// ones it skips), plus a tenth.
     fn warm_ticks(&self) -> u64 {
+        if let Some(ms) = self.warm_ms {
+            return ms;
+        }
         let round = self.conns.div_ceil(self.per_tick) as u64;
         round + round / 10 + 1
     }

@@ -8,6 +8,7 @@
 //! target/release/replay --conns 200000 --jobs 2  # one size, two valgrinds at once
 //! target/release/replay check --conns 2000 --measured 2000   # every backend, natively, checked
 //! target/release/replay run tokio 200000 200000  # one replay (what the table runs under valgrind)
+//! target/release/replay --warm-ms 12000          # a warm-up of an idle timeout and more (see below)
 //! ```
 //!
 //! The table runs each backend's replay under `valgrind --tool=callgrind
@@ -19,6 +20,11 @@
 //! measured phase (the same in every replay). Estimated cycles: Ir + 10 x
 //! D1 misses + 100 x last-level misses. The callgrind files stay in `--out`
 //! (default `target/replay`) for `callgrind_annotate`.
+//!
+//! The default warm-up gives every connection a message (one round of the
+//! generator). `--warm-ms` longer than the idle timeout also brings, into
+//! the measured phase, the deadlines the moved idle timers were first filed
+//! for: tokio moves a timer later lazily and re-files it there.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -50,8 +56,9 @@ fn backend(k: &str) -> Imp {
 fn usage(why: &str) -> ! {
     let keys: Vec<&str> = BACKENDS.iter().map(|&i| key(i)).collect();
     eprintln!(
-        "replay: {why}\nusage: replay [--conns N,...] [--measured N] [--jobs N] [--out DIR]\n       \
-         replay check [--conns N,...] [--measured N]\n       replay run BACKEND CONNS MEASURED\n\
+        "replay: {why}\nusage: replay [--conns N,...] [--measured N] [--warm-ms N] [--jobs N] [--out DIR]\n       \
+         replay check [--conns N,...] [--measured N] [--warm-ms N]\n       \
+         replay run BACKEND CONNS MEASURED [--warm-ms=N]\n\
          backends: {}",
         keys.join(", ")
     );
@@ -68,6 +75,7 @@ struct Opts {
     measured: usize,
     jobs: usize,
     out: PathBuf,
+    warm_ms: Option<u64>,
 }
 
 fn opts(args: &[String]) -> Opts {
@@ -76,6 +84,7 @@ fn opts(args: &[String]) -> Opts {
         measured: 200_000,
         jobs: 1,
         out: PathBuf::from("target/replay"),
+        warm_ms: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -88,6 +97,7 @@ fn opts(args: &[String]) -> Opts {
             "--measured" => o.measured = number(v()),
             "--jobs" => o.jobs = number(v()).max(1),
             "--out" => o.out = PathBuf::from(v()),
+            "--warm-ms" => o.warm_ms = Some(number(v()) as u64),
             _ => usage(&format!("unknown option {a:?}")),
         }
     }
@@ -95,8 +105,11 @@ fn opts(args: &[String]) -> Opts {
 }
 
 /// One replay, checked; prints what it did.
-fn run_one(imp: Imp, conns: usize, measured: usize) -> Result<(), String> {
-    let cfg = ReplayConfig::new(conns, RATE, measured);
+fn run_one(imp: Imp, conns: usize, measured: usize, warm_ms: Option<u64>) -> Result<(), String> {
+    let cfg = ReplayConfig {
+        warm_ms,
+        ..ReplayConfig::new(conns, RATE, measured)
+    };
     let r = replay(imp, &cfg);
     println!(
         "{} conns={} idle={:?} warm_messages={} measured_messages={} silent={} reaped={} early={} max_late={:?} active_reaped={} request_timeouts={}",
@@ -182,6 +195,7 @@ fn under_valgrind(imp: Imp, conns: usize, o: &Opts) -> Result<(Counts, f64), Str
         .arg(format!("--callgrind-out-file={}", file.display()))
         .arg(me)
         .args(["run", key(imp), &conns.to_string(), &o.measured.to_string()])
+        .args(o.warm_ms.map(|w| format!("--warm-ms={w}")))
         .output()
         .map_err(|e| format!("valgrind: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -271,15 +285,19 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("run") => match &args[1..] {
-            [b, c, m] => run_one(backend(b), number(c), number(m)),
-            _ => usage("run takes BACKEND CONNS MEASURED"),
+            [b, c, m] => run_one(backend(b), number(c), number(m), None),
+            [b, c, m, w] => match w.strip_prefix("--warm-ms=") {
+                Some(w) => run_one(backend(b), number(c), number(m), Some(number(w) as u64)),
+                None => usage("run takes BACKEND CONNS MEASURED [--warm-ms=N]"),
+            },
+            _ => usage("run takes BACKEND CONNS MEASURED [--warm-ms=N]"),
         },
         Some("check") => {
             let o = opts(&args[1..]);
             o.conns
                 .iter()
                 .flat_map(|&c| BACKENDS.map(|i| (c, i)))
-                .try_for_each(|(c, i)| run_one(i, c, o.measured))
+                .try_for_each(|(c, i)| run_one(i, c, o.measured, o.warm_ms))
         }
         _ => table(&opts(&args)),
     };
