@@ -62,11 +62,6 @@ pub struct ReplayConfig {
     pub per_tick: usize,
     /// Messages sent in the measured phase (rounded up to whole ticks).
     pub measured: usize,
-    /// Milliseconds of warm-up, when more than one round of the generator
-    /// is wanted (one idle timeout or more: the timers moved by a message
-    /// then reach the deadline they were first filed for within the
-    /// measured phase, where tokio re-files them).
-    pub warm_ms: Option<u64>,
     pub idle: Duration,
     pub request: Duration,
 }
@@ -85,19 +80,15 @@ impl ReplayConfig {
             conns,
             per_tick: (rate / 1000).max(1) as usize,
             measured,
-            warm_ms: None,
             idle: s.idle,
             request: s.request,
         }
     }
 
-    /// Warm-up ticks: `warm_ms`, or enough for every connection to get a
-    /// message (a full round of the generator, with room for the silent
-    /// ones it skips), plus a tenth.
+    /// Warm-up ticks: enough for every connection to get a message (a full
+    /// round of the generator, with room for the silent ones it skips),
+    /// plus a tenth.
     fn warm_ticks(&self) -> u64 {
-        if let Some(ms) = self.warm_ms {
-            return ms;
-        }
         let round = self.conns.div_ceil(self.per_tick) as u64;
         round + round / 10 + 1
     }
@@ -120,6 +111,9 @@ pub struct ReplayResult {
     pub max_late: Duration,
     pub active_reaped: usize,
     pub request_timeouts: u64,
+    /// The size of a connection task's future: the timer futures it holds
+    /// decide how many of its cache lines a message touches.
+    pub task_future_bytes: usize,
 }
 
 impl ReplayResult {
@@ -385,31 +379,35 @@ fn measured_phase(rt: &Runtime, g: &mut Generator, ticks: Range<u64>) {
     rt.block_on(g.ticks(ticks));
 }
 
-/// One replay of `imp` (one of [`BACKENDS`]).
-pub fn replay(imp: Imp, cfg: &ReplayConfig) -> ReplayResult {
+/// One replay of `imp` (one of [`BACKENDS`]), warmed up for `warm_ms`
+/// milliseconds of paused time, or by default one round of the generator.
+/// A warm-up of an idle timeout or more brings into the measured phase the
+/// deadlines that the timers moved by messages were first filed for, where
+/// tokio (which moves a timer later lazily) re-files them.
+pub fn replay(imp: Imp, cfg: &ReplayConfig, warm_ms: Option<u64>) -> ReplayResult {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
         .build()
         .expect("tokio runtime");
     match imp {
-        Imp::NoTimer => run(&rt, NoTimers, cfg),
+        Imp::NoTimer => run(&rt, NoTimers, cfg, warm_ms),
         Imp::Hashwheel => {
             let wheel = {
                 let _g = rt.enter();
                 Wheel::new()
             };
-            run(&rt, WheelTimers(wheel), cfg)
+            run(&rt, WheelTimers(wheel), cfg, warm_ms)
         }
-        Imp::HashwheelFree => run(&rt, FreeTimers, cfg),
-        Imp::Tokio => run(&rt, TokioTimers, cfg),
+        Imp::HashwheelFree => run(&rt, FreeTimers, cfg, warm_ms),
+        Imp::Tokio => run(&rt, TokioTimers, cfg, warm_ms),
         _ => panic!("{} has no replay", imp.name()),
     }
 }
 
-fn run<T: Timers>(rt: &Runtime, t: T, cfg: &ReplayConfig) -> ReplayResult {
+fn run<T: Timers>(rt: &Runtime, t: T, cfg: &ReplayConfig, warm_ms: Option<u64>) -> ReplayResult {
     let cfg = *cfg;
-    let (warm, measured) = (cfg.warm_ticks(), cfg.measured_ticks());
+    let (warm, measured) = (warm_ms.unwrap_or(cfg.warm_ticks()), cfg.measured_ticks());
     let mut rng = Rng::new(cfg.conns as u64);
     let silent_from: Vec<Option<u64>> = (0..cfg.conns)
         .map(|i| (i % SILENT_EVERY == 0).then(|| rng.range(0, warm + measured)))
@@ -418,10 +416,13 @@ fn run<T: Timers>(rt: &Runtime, t: T, cfg: &ReplayConfig) -> ReplayResult {
     let conns: Arc<[Arc<Conn>]> = (0..cfg.conns).map(|_| Arc::new(Conn::default())).collect();
     let sh = Arc::new(Shared::default());
 
+    let mut task_future_bytes = 0;
     let start = rt.block_on(async {
         for (i, conn) in conns.iter().enumerate() {
             let silent = silent_from[i].is_some();
-            tokio::spawn(connection(t.clone(), conn.clone(), silent, sh.clone(), cfg));
+            let task = connection(t.clone(), conn.clone(), silent, sh.clone(), cfg);
+            task_future_bytes = std::mem::size_of_val(&task);
+            tokio::spawn(task);
         }
         while sh.started.load(Ordering::Acquire) < cfg.conns {
             tokio::task::yield_now().await;
@@ -480,6 +481,7 @@ fn run<T: Timers>(rt: &Runtime, t: T, cfg: &ReplayConfig) -> ReplayResult {
             .unwrap_or_default(),
         active_reaped: reaps.len() - silent_reaps.len(),
         request_timeouts: sh.request_timeouts.load(Ordering::Relaxed),
+        task_future_bytes,
     }
 }
 
@@ -491,7 +493,7 @@ mod tests {
     fn every_backend_replays_and_reaps_in_time() {
         let cfg = ReplayConfig::new(1000, 200_000, 1000);
         for imp in BACKENDS {
-            let r = replay(imp, &cfg);
+            let r = replay(imp, &cfg, None);
             assert_eq!(r.check(imp), Ok(()));
             assert_eq!(r.measured_messages, 1000, "{}", imp.name());
             assert_eq!(r.silent, 100);

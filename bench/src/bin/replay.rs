@@ -106,13 +106,10 @@ fn opts(args: &[String]) -> Opts {
 
 /// One replay, checked; prints what it did.
 fn run_one(imp: Imp, conns: usize, measured: usize, warm_ms: Option<u64>) -> Result<(), String> {
-    let cfg = ReplayConfig {
-        warm_ms,
-        ..ReplayConfig::new(conns, RATE, measured)
-    };
-    let r = replay(imp, &cfg);
+    let cfg = ReplayConfig::new(conns, RATE, measured);
+    let r = replay(imp, &cfg, warm_ms);
     println!(
-        "{} conns={} idle={:?} warm_messages={} measured_messages={} silent={} reaped={} early={} max_late={:?} active_reaped={} request_timeouts={}",
+        "{} conns={} idle={:?} warm_messages={} measured_messages={} silent={} reaped={} early={} max_late={:?} active_reaped={} request_timeouts={} task_future_bytes={}",
         key(imp),
         conns,
         cfg.idle,
@@ -123,7 +120,8 @@ fn run_one(imp: Imp, conns: usize, measured: usize, warm_ms: Option<u64>) -> Res
         r.early,
         r.max_late,
         r.active_reaped,
-        r.request_timeouts
+        r.request_timeouts,
+        r.task_future_bytes
     );
     r.check(imp)
 }
