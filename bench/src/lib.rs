@@ -24,6 +24,7 @@ pub mod in_task;
 pub mod io;
 pub mod plain_thread;
 pub mod queue;
+pub mod replay;
 pub mod server;
 pub mod stress;
 pub mod support;

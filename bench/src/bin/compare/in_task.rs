@@ -32,7 +32,7 @@ pub fn cancel_row(n: usize, random: bool) -> String {
 /// The name of the server's timer CPU row for `conns` connections.
 pub fn server_cpu_row(conns: usize) -> String {
     format!(
-        "{}: timer CPU per message (run − no-timer run)",
+        "{}: timer CPU per message (run − its round's no-timer run)",
         server_head(conns)
     )
 }
@@ -181,7 +181,8 @@ pub fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
 
 /// The server rows: every implementation and the no-timer baseline,
 /// alternating. The timer CPU per message of a run is its process CPU per
-/// message less the baseline's median over the rounds.
+/// message less the baseline's in the same round; the median, min and max
+/// over the rounds go to stderr beside the per-run lines.
 pub fn server(cfg: &Config, _: &Envs, t: &mut Table) {
     for &conns in &cfg.server_conns {
         let sc = ServerConfig::new(conns, cfg.server_rate, cfg.server_run, cfg.server_min_idle);
@@ -239,14 +240,36 @@ pub fn server(cfg: &Config, _: &Envs, t: &mut Table) {
                 (r.unreaped + r.active_reaped) as f64,
             );
         });
-        let Some(mut base) = per_msg.remove(&Imp::NoTimer) else {
+        let Some(base) = per_msg.remove(&Imp::NoTimer) else {
             eprintln!("  {head}: no baseline run (--imps without none): no timer CPU row");
             continue;
         };
-        let base = median(&mut base);
-        for (imp, v) in per_msg {
-            for x in v {
-                t.add(&timer_cpu, "ns/msg", imp, x - base);
+        // Each round's timer CPU against the no-timer run of the same round:
+        // the baseline moves between rounds as much as the timer CPU does.
+        let mut cpu: Vec<(Imp, Vec<f64>)> = per_msg
+            .into_iter()
+            .map(|(imp, v)| (imp, v.iter().zip(&base).map(|(x, b)| x - b).collect()))
+            .collect();
+        cpu.sort_by_key(|(imp, _)| Imp::ALL.iter().position(|i| i == imp));
+        let tokio = cpu
+            .iter()
+            .find(|(imp, _)| *imp == Imp::Tokio)
+            .map(|(_, v)| median(&mut v.clone()));
+        for (imp, v) in &cpu {
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                    (l.min(x), h.max(x))
+                });
+            let med = median(&mut v.clone());
+            let vs = tokio.map_or(String::new(), |k| format!(", {:.2}x tokio's", med / k));
+            eprintln!(
+                "  {head}: timer CPU of {} over {} rounds: median {med:.0} ns/msg (min {lo:.0}, max {hi:.0}){vs}",
+                imp.name(),
+                v.len()
+            );
+            for &x in v {
+                t.add(&timer_cpu, "ns/msg", *imp, x);
             }
         }
     }
