@@ -389,13 +389,12 @@ fn spawn_conn(rt: &tokio::runtime::Runtime, imp: Imp, timeout: Duration, conns: 
 /// Reads `r` until the read ends; counts its first wait, and how it ended:
 /// with `TimedOut`, not before `timeout` from `start` (or from the first
 /// wait).
-async fn wait_read<R: AsyncRead>(
-    r: R,
+async fn wait_pinned<R: AsyncRead + ?Sized>(
+    mut r: Pin<&mut R>,
     start: Option<Instant>,
     timeout: Duration,
     conns: Arc<Conns>,
 ) {
-    let mut r = pin!(r);
     let mut bytes = [0u8; 64];
     let mut start = start;
     let mut counted = false;
@@ -420,6 +419,16 @@ async fn wait_read<R: AsyncRead>(
         _ => &conns.wrong,
     }
     .fetch_add(1, Ordering::AcqRel);
+}
+
+/// [`wait_pinned`] for a wrapper the task pins itself.
+async fn wait_read<R: AsyncRead>(
+    r: R,
+    start: Option<Instant>,
+    timeout: Duration,
+    conns: Arc<Conns>,
+) {
+    wait_pinned(pin!(r), start, timeout, conns).await;
 }
 
 /// Spawns `n` idle connections on `rt` and waits until every read waits.
@@ -467,14 +476,109 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
 }
 
 /// The environment variable (the harness's) that makes this binary a
-/// child measuring one thing; this module's job is `io_memory <imp id> <n>`.
+/// child measuring one thing; this module's jobs are
+/// `io_memory <imp id> <pattern> <n>` and `io_reads <imp id> <timeout> <ops>`.
 const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
-/// RSS growth per idle connection: `n` tasks (with 30 s timeouts) on a
-/// fresh 1-worker runtime, measured once every read waits. The default
-/// wheel and tokio's timer are made before the first measurement.
-fn rss_per_conn(imp: Imp, n: usize) -> f64 {
-    let rt = multi_thread(1, RT1);
+/// How a connection's task holds its wrapper, in the memory rows. The
+/// wrapper is made and its timeout set in the task, each way a
+/// tokio-io-timeout user can (its wrapper is `!Unpin`); hashwheel's is
+/// held the same three ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Pinned in the task (`pin!`), then the timeout set through the pin.
+    PinThenSet,
+    /// `Box::pin`, then the timeout set through the pin.
+    BoxPin,
+    /// The timeout set on the wrapper, which is then pinned in the task
+    /// (`tokio::pin!`): the common tokio-io-timeout pattern.
+    SetThenPin,
+}
+
+impl Hold {
+    const ALL: [Hold; 3] = [Hold::PinThenSet, Hold::BoxPin, Hold::SetThenPin];
+
+    fn id(self) -> &'static str {
+        match self {
+            Hold::PinThenSet => "pin_then_set",
+            Hold::BoxPin => "box_pin",
+            Hold::SetThenPin => "set_then_pin",
+        }
+    }
+
+    fn from_id(id: &str) -> Option<Hold> {
+        Hold::ALL.into_iter().find(|h| h.id() == id)
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Hold::PinThenSet => "wrapper pinned in the task, then its timeout set",
+            Hold::BoxPin => "wrapper Box::pin'd, then its timeout set",
+            Hold::SetThenPin => "timeout set, then the wrapper tokio::pin!'d in the task",
+        }
+    }
+}
+
+/// How many workers the memory rows' runtime has.
+const MEMORY_WORKERS: usize = 2;
+
+/// Spawns one idle connection over `tokio::io::duplex` on `rt`: the task
+/// holds both halves (the peer never writes) and reads its half, wrapped
+/// as `imp` wraps it and held as `hold` says, with a [`FAR`] timeout
+/// (hashwheel: idle; tokio-io-timeout: read), until the read ends.
+fn spawn_duplex_conn(rt: &tokio::runtime::Runtime, imp: Imp, hold: Hold, conns: &Arc<Conns>) {
+    let conns = conns.clone();
+    let (peer, socket) = tokio::io::duplex(64);
+    macro_rules! held {
+        ($new:expr, $set:ident, $set_pinned:ident) => {
+            match hold {
+                Hold::PinThenSet => drop(rt.spawn(async move {
+                    let mut s = pin!($new(socket));
+                    s.as_mut().$set_pinned(Some(FAR));
+                    wait_pinned(s, None, FAR, conns).await;
+                    drop(peer);
+                })),
+                Hold::BoxPin => drop(rt.spawn(async move {
+                    let mut s = Box::pin($new(socket));
+                    s.as_mut().$set_pinned(Some(FAR));
+                    wait_pinned(s.as_mut(), None, FAR, conns).await;
+                    drop(peer);
+                })),
+                Hold::SetThenPin => drop(rt.spawn(async move {
+                    let mut s = $new(socket);
+                    s.$set(Some(FAR));
+                    tokio::pin!(s);
+                    wait_pinned(s, None, FAR, conns).await;
+                    drop(peer);
+                })),
+            }
+        };
+    }
+    match imp {
+        Imp::NoTimer => drop(rt.spawn(async move {
+            wait_pinned(pin!(socket), None, FAR, conns).await;
+            drop(peer);
+        })),
+        Imp::Hashwheel => held!(
+            hashwheel::io::TimeoutStream::new,
+            set_idle_timeout,
+            set_idle_timeout_pinned
+        ),
+        Imp::Tokio => held!(
+            tokio_io_timeout::TimeoutStream::new,
+            set_read_timeout,
+            set_read_timeout_pinned
+        ),
+        _ => unsupported(imp),
+    }
+}
+
+/// RSS growth per idle connection: `n` connections over `tokio::io::duplex`
+/// (see [`spawn_duplex_conn`]) on a fresh 2-worker runtime, measured once
+/// every read waits. The default wheel and tokio's timer are made before
+/// the first measurement.
+fn rss_per_conn(imp: Imp, hold: Hold, n: usize) -> f64 {
+    let rt = multi_thread(MEMORY_WORKERS, RT1);
     let wheel = {
         let _g = rt.enter();
         hashwheel::Wheel::new()
@@ -483,7 +587,7 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
         rt: &rt,
         wheel: &wheel,
         name: RT1,
-        workers: 1,
+        workers: MEMORY_WORKERS,
         alt_timer: false,
     };
     run_in_task(r, |cx| {
@@ -492,48 +596,147 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
         assert!(pin!(tokio::time::sleep(FAR)).poll(cx).is_pending());
     });
     let before = rss_bytes();
-    let conns = open(&rt, imp, n, FAR);
+    let conns = Arc::new(Conns::default());
+    for _ in 0..n {
+        spawn_duplex_conn(&rt, imp, hold, &conns);
+    }
+    let limit = StdInstant::now() + Duration::from_secs(60);
+    let all = wait_until(limit, || conns.waiting.load(Ordering::Acquire) == n);
+    assert!(all, "{n} idle connections did not all start");
     let after = rss_bytes();
     black_box(conns);
     rt.shutdown_background();
     (after - before) as f64 / n as f64
 }
 
+/// `ops` always-ready reads of a [`Script`] stream wrapped as `imp` wraps
+/// it with `timeout` (`none`, `read` or `idle`), in one task on a
+/// current-thread runtime: the job to run under cachegrind, twice with
+/// different `ops`, for instructions per read (see BENCHMARKS.md).
+fn reads_alone(imp: Imp, timeout: &str, ops: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async move {
+        poll_fn(|cx| {
+            let mut bytes = [0u8; 16];
+            let stream = Script::new(false);
+            match (imp, timeout) {
+                (Imp::NoTimer, "none") => {
+                    let mut s = pin!(stream);
+                    for _ in 0..ops {
+                        read_once(s.as_mut(), cx, false, &mut bytes);
+                    }
+                }
+                (Imp::Hashwheel, _) => {
+                    let mut s = hashwheel::io::TimeoutStream::new(stream);
+                    match timeout {
+                        "read" => s.set_read_timeout(Some(FAR)),
+                        "idle" => s.set_idle_timeout(Some(FAR)),
+                        _ => {}
+                    }
+                    for _ in 0..ops {
+                        read_once(Pin::new(&mut s), cx, false, &mut bytes);
+                    }
+                }
+                (Imp::Tokio, "read" | "none") => {
+                    let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
+                    if timeout == "read" {
+                        s.as_mut().set_read_timeout_pinned(Some(FAR));
+                    }
+                    for _ in 0..ops {
+                        read_once(s.as_mut(), cx, false, &mut bytes);
+                    }
+                }
+                _ => panic!("io_reads: no {timeout} timeout for {}", imp.name()),
+            }
+            Poll::Ready(())
+        })
+        .await;
+    });
+}
+
 /// Call first in `main` (before `plain_thread::child_main`, which takes the
-/// harness's other jobs): when this process is a child measuring idle
-/// connections' memory, measures, prints the result and exits.
+/// harness's other jobs): when this process is a child running one of this
+/// module's jobs, runs it, prints its result and exits.
 pub fn child_main() {
     let Ok(job) = std::env::var(CHILD) else {
         return;
     };
-    if let ["io_memory", imp, n] = job.split_whitespace().collect::<Vec<_>>().as_slice() {
-        let imp = Imp::from_id(imp).expect("implementation id");
-        println!("{}", rss_per_conn(imp, n.parse().expect("count")));
-        std::process::exit(0);
+    match job.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["io_memory", imp, hold, n] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            let hold = Hold::from_id(hold).expect("pin_then_set, box_pin or set_then_pin");
+            println!("{}", rss_per_conn(imp, hold, n.parse().expect("count")));
+        }
+        ["io_reads", imp, timeout, ops] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            reads_alone(imp, timeout, ops.parse().expect("count"));
+            println!("0");
+        }
+        _ => return,
     }
+    std::process::exit(0);
 }
 
 /// The idle-connection rows: memory per connection (and over a bare
 /// stream's), the size of the wrapper a user holds, and the CPU to reap
 /// them on 1 and 2 workers.
-pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) -> Vec<Value> {
+pub fn idle_connections(
+    env: &TaskEnv,
+    n: usize,
+    mem_rounds: usize,
+    n_rounds: usize,
+    skip: &[Imp],
+) -> Vec<Value> {
     let count = match n {
         n if n % 1000 == 0 => format!("{}k", n / 1000),
         n => n.to_string(),
     };
     let mut out = Vec::new();
     let head = format!("io, {count} idle connections");
-    let row = format!(
-        "{head}, 1 worker: memory per connection (task + stream + timeouts; hashwheel: idle timeout, tokio-io-timeout in the tokio::time column: read timeout), RSS"
-    );
-    let added = format!("{head}, 1 worker: memory per connection over a bare stream's, RSS");
-    let mut values = Vec::new();
-    let job = |imp: Imp| format!("io_memory {} {n}", imp.id());
-    rounds(1, &READ, skip, |imp| match child_job(&job(imp)) {
-        Some(b) => values.push((imp, b)),
-        None => eprintln!("{}: the memory child failed", imp.name()),
-    });
-    out.extend(with_added(&row, &added, "B", values));
+    // Memory: a bare duplex connection per round, then each crate held each
+    // way, the crates alternating round by round.
+    let mut bare = Vec::new();
+    let mut held: Vec<(Hold, Imp, f64)> = Vec::new();
+    let job = |imp: Imp, hold: Hold| format!("io_memory {} {} {n}", imp.id(), hold.id());
+    let crates: Vec<Imp> = [Imp::Hashwheel, Imp::Tokio]
+        .into_iter()
+        .filter(|i| !skip.contains(i))
+        .collect();
+    for r in 0..mem_rounds {
+        match child_job(&job(Imp::NoTimer, Hold::PinThenSet)) {
+            Some(b) => bare.push((Imp::NoTimer, b)),
+            None => eprintln!("the bare stream's memory child failed"),
+        }
+        for hold in Hold::ALL {
+            for k in 0..crates.len() {
+                let imp = crates[(k + r) % crates.len()];
+                match child_job(&job(imp, hold)) {
+                    Some(b) => held.push((hold, imp, b)),
+                    None => eprintln!("{}: the memory child failed", imp.name()),
+                }
+            }
+        }
+    }
+    for hold in Hold::ALL {
+        let row = format!(
+            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection (hashwheel: idle timeout; tokio-io-timeout in the tokio::time column: read timeout), RSS",
+            hold.what()
+        );
+        let added = format!(
+            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection over a bare duplex's, RSS",
+            hold.what()
+        );
+        let mut values = bare.clone();
+        values.extend(
+            held.iter()
+                .filter(|(h, _, _)| *h == hold)
+                .map(|&(_, imp, b)| (imp, b)),
+        );
+        out.extend(with_added(&row, &added, "B", values));
+    }
     let size = "io: size_of a TimeoutStream over its stream's (tokio::time = tokio-io-timeout)";
     let sizes = [
         (
