@@ -771,3 +771,135 @@ pub fn idle_connections(
     }
     out
 }
+
+/// What a read that waited and then completed leaves behind, for each
+/// crate's wrapper: the wake-ups its task gets from then on, counted on
+/// tokio's paused clock. `hashwheel::io`'s module docs cite these.
+/// `cargo test -p hashwheel-bench --lib io::`
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::task::{waker, ArcWake};
+    use tokio::io::{AsyncWriteExt, DuplexStream};
+
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl ArcWake for Wakes {
+        fn wake_by_ref(w: &Arc<Wakes>) {
+            w.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// When the read completes, and what the task does next.
+    #[derive(Debug, Clone, Copy)]
+    struct Case {
+        /// The read completes half a millisecond past one of tokio's
+        /// ticks, not on one.
+        mid_tick: bool,
+        /// The task reads again at once (the read waits).
+        read_again: bool,
+        /// Then the task waits this long on something else.
+        then: Duration,
+    }
+
+    /// With `s` (a 30 s read timeout set) and its peer: a read that waits,
+    /// a byte from the peer, the read that completes, then what `case`
+    /// says. The wake-ups from the completing read on: during it, and
+    /// after it.
+    async fn wakes_after_a_read<S: AsyncRead + ?Sized>(
+        mut s: Pin<&mut S>,
+        mut peer: DuplexStream,
+        case: Case,
+    ) -> (usize, usize) {
+        let wakes = Arc::new(Wakes::default());
+        let w = waker(wakes.clone());
+        let mut cx = Context::from_waker(&w);
+        let mut bytes = [0u8; 8];
+        let mut read = |s: Pin<&mut S>| s.poll_read(&mut cx, &mut ReadBuf::new(&mut bytes));
+        let count = || wakes.0.load(Ordering::SeqCst);
+        assert!(read(s.as_mut()).is_pending());
+        if case.mid_tick {
+            tokio::time::advance(Duration::from_micros(500)).await;
+        }
+        peer.write_all(b"x").await.unwrap();
+        let before = count();
+        assert!(matches!(read(s.as_mut()), Poll::Ready(Ok(()))));
+        let during = count() - before;
+        if case.read_again {
+            assert!(read(s.as_mut()).is_pending());
+        }
+        tokio::time::sleep(case.then).await;
+        (during, count() - before - during)
+    }
+
+    const T: Duration = Duration::from_secs(30);
+
+    /// `f` on a fresh runtime with a paused clock: each case starts on
+    /// one of tokio's ticks.
+    fn paused<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .expect("a runtime")
+            .block_on(f)
+    }
+
+    fn tokio_io_timeout(case: Case) -> (usize, usize) {
+        paused(async {
+            let (peer, socket) = tokio::io::duplex(64);
+            let mut s = pin!(tokio_io_timeout::TimeoutStream::new(socket));
+            s.as_mut().set_read_timeout_pinned(Some(T));
+            wakes_after_a_read(s, peer, case).await
+        })
+    }
+
+    fn hashwheel(case: Case) -> (usize, usize) {
+        paused(async {
+            let (peer, socket) = tokio::io::duplex(64);
+            let mut s = hashwheel::io::TimeoutStream::new(socket);
+            s.set_read_timeout(Some(T));
+            wakes_after_a_read(Pin::new(&mut s), peer, case).await
+        })
+    }
+
+    fn case(mid_tick: bool, read_again: bool, then: Duration) -> Case {
+        Case {
+            mid_tick,
+            read_again,
+            then,
+        }
+    }
+
+    /// tokio-io-timeout moves its sleep to the present when the read
+    /// completes: on one of tokio's ticks the task is woken at once, during
+    /// that read; between two, it is woken at the next tick, unless it
+    /// reads again first (which moves the sleep 30 s on).
+    #[test]
+    fn tokio_io_timeout_wakes_the_task_once_more() {
+        let ms = Duration::from_millis;
+        for read_again in [false, true] {
+            let on_tick = case(false, read_again, ms(10));
+            assert_eq!(tokio_io_timeout(on_tick), (1, 0), "{on_tick:?}");
+        }
+        assert_eq!(tokio_io_timeout(case(true, false, ms(1))), (0, 1));
+        assert_eq!(tokio_io_timeout(case(true, false, T + ms(1))), (0, 1));
+        assert_eq!(tokio_io_timeout(case(true, true, ms(10))), (0, 0));
+    }
+
+    /// hashwheel leaves its sleep where it was: a task that waits
+    /// elsewhere is woken once, at the old deadline; one that reads again
+    /// is not woken before its new one.
+    #[test]
+    fn hashwheel_wakes_a_task_that_waits_elsewhere_at_the_old_deadline() {
+        let ms = Duration::from_millis;
+        for mid_tick in [false, true] {
+            let c = |read_again, then| case(mid_tick, read_again, then);
+            assert_eq!(hashwheel(c(false, ms(10))), (0, 0));
+            assert_eq!(hashwheel(c(false, T - ms(10))), (0, 0));
+            assert_eq!(hashwheel(c(false, T + ms(1))), (0, 1));
+            assert_eq!(hashwheel(c(true, T - ms(10))), (0, 0));
+        }
+    }
+}
