@@ -12,8 +12,9 @@
 //!   pending, with a timeout to keep, until one of its operations
 //!   completes: its sleep is then set to the earliest of its countdown's
 //!   end (`ends`) and the idle deadline, as they were when it was last set.
-//! - `ends` is `Some` only while armed, and only with a timeout set: the
-//!   countdown started at the arming poll.
+//! - `countdown` is `Off` while not armed; armed, it is `Until` the end of
+//!   the countdown started at the arming poll when a timeout is set, and
+//!   `Idle` (the idle deadline alone) otherwise.
 //! - A completed operation only disarms its direction (two stores, when
 //!   armed) and, with an idle timeout, reads the clock for the idle
 //!   deadline: it neither cancels nor moves the sleep. The next arming moves that sleep to its new deadline,
@@ -110,17 +111,50 @@ impl Idle {
 #[derive(Debug, Default)]
 struct Direction {
     timeout: Option<Duration>,
-    /// The end of the running countdown (see the invariants).
-    ends: Option<Instant>,
+    /// Armed or not, and the end of the running countdown (see the
+    /// invariants). Folding the flag into the deadline keeps the box that
+    /// holds the directions 16 bytes smaller.
+    countdown: Countdown,
     /// Made at the first arming; kept, and moved, from then on.
     sleep: Option<Sleep>,
-    armed: bool,
+}
+
+/// Where a direction's countdown stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Countdown {
+    /// Not armed.
+    #[default]
+    Off,
+    /// Armed, with no timeout of its own: only the idle deadline.
+    Idle,
+    /// Armed, its countdown ending at this instant.
+    Until(Instant),
+}
+
+impl Countdown {
+    /// Armed now, with `timeout` (or none) of its own.
+    fn start(timeout: Option<Duration>) -> Countdown {
+        match timeout {
+            Some(t) => Countdown::Until(later(Instant::now(), t)),
+            None => Countdown::Idle,
+        }
+    }
+
+    fn ends(self) -> Option<Instant> {
+        match self {
+            Countdown::Until(at) => Some(at),
+            _ => None,
+        }
+    }
 }
 
 impl Direction {
+    fn armed(&self) -> bool {
+        self.countdown != Countdown::Off
+    }
+
     fn disarm(&mut self) {
-        self.armed = false;
-        self.ends = None;
+        self.countdown = Countdown::Off;
     }
 }
 
@@ -175,8 +209,8 @@ impl<const N: usize> Timeouts<N> {
         let s = self.state_mut();
         let d = &mut s.dirs[dir];
         d.timeout = timeout;
-        if d.armed {
-            d.ends = timeout.map(|t| later(Instant::now(), t));
+        if d.armed() {
+            d.countdown = Countdown::start(timeout);
         }
         s.refresh(dir);
     }
@@ -228,9 +262,7 @@ impl<const N: usize> State<N> {
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
         let d = &mut self.dirs[dir];
-        if d.armed {
-            d.disarm();
-        }
+        d.disarm();
         if ok {
             if let Some(idle) = &mut self.idle {
                 idle.since = Instant::now();
@@ -241,7 +273,10 @@ impl<const N: usize> State<N> {
     /// The deadline `dir`'s sleep is for: the earliest of its countdown's
     /// end and the idle deadline.
     fn target(&self, dir: usize) -> Option<Instant> {
-        earliest(self.dirs[dir].ends, self.idle.map(|i| i.deadline()))
+        earliest(
+            self.dirs[dir].countdown.ends(),
+            self.idle.map(|i| i.deadline()),
+        )
     }
 
     /// After a timeout of `dir` changed: moves its sleep to its new
@@ -253,7 +288,7 @@ impl<const N: usize> State<N> {
         if d.timeout.is_none() && self.idle.is_none() {
             d.disarm();
             d.sleep = None;
-        } else if let (true, Some(at), Some(sleep)) = (d.armed, target, &mut d.sleep) {
+        } else if let (true, Some(at), Some(sleep)) = (d.armed(), target, &mut d.sleep) {
             sleep.reset(at);
         }
     }
@@ -263,19 +298,25 @@ impl<const N: usize> State<N> {
     /// can be had.
     #[inline(never)]
     fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
-        if !self.dirs[dir].armed {
+        if !self.dirs[dir].armed() {
             let d = &mut self.dirs[dir];
             if d.timeout.is_none() && self.idle.is_none() {
                 return Ok(());
             }
-            d.ends = d.timeout.map(|t| later(Instant::now(), t));
+            d.countdown = Countdown::start(d.timeout);
             let at = self.target(dir).expect("a timeout is set");
             let d = &mut self.dirs[dir];
             match &mut d.sleep {
                 Some(sleep) => sleep.reset(at),
-                None => d.sleep = Some(new_sleep(&self.wheel, at)?),
+                None => match new_sleep(&self.wheel, at) {
+                    Ok(sleep) => d.sleep = Some(sleep),
+                    Err(e) => {
+                        // Armed only with a sleep to poll.
+                        d.disarm();
+                        return Err(e);
+                    }
+                },
             }
-            d.armed = true;
         }
         self.poll_sleep(dir, cx)
     }
@@ -298,7 +339,7 @@ impl<const N: usize> State<N> {
                 return Ok(());
             }
             let now = Instant::now();
-            let ends_due = self.dirs[dir].ends.is_some_and(|e| e <= now);
+            let ends_due = self.dirs[dir].countdown.ends().is_some_and(|e| e <= now);
             let idle_due = self.idle.is_some_and(|i| i.deadline() <= now);
             if ends_due || idle_due {
                 if let Some(idle) = self.idle.as_mut().filter(|_| idle_due) {
