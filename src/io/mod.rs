@@ -46,8 +46,10 @@
 //!   direction that waits with a timeout set gets one
 //!   [`Sleep`](crate::Sleep), made at its first wait and reused after.
 //! - An operation that completes ends its direction's countdown with a
-//!   couple of stores (and, with an idle timeout, a clock read); it neither
-//!   cancels nor moves the sleep.
+//!   store; it neither cancels nor moves the sleep. With an idle timeout,
+//!   a successful one also reads the clock: the idle time counts from the
+//!   operation's own instant, as with a `Sleep` reset after every read, so
+//!   that the stream times out when that `Sleep` would, not later.
 //! - An operation that waits starts a countdown: one clock read, and a
 //!   move of the sleep to a later deadline, O(1) (see
 //!   [`Sleep::reset`](crate::Sleep::reset)).

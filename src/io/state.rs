@@ -11,17 +11,17 @@
 //! - A direction is *armed* from the poll that finds one of its operations
 //!   pending, with a timeout to keep, until one of its operations
 //!   completes: its sleep is then set to the earliest of its countdown's
-//!   end (`ends`) and the idle deadline, as they were when it was last set.
+//!   end and the idle deadline, as they were when it was last set.
 //! - `countdown` is `Off` while not armed; armed, it is `Until` the end of
 //!   the countdown started at the arming poll when a timeout is set, and
 //!   `Idle` (the idle deadline alone) otherwise.
-//! - A completed operation only disarms its direction (two stores, when
-//!   armed) and, with an idle timeout, reads the clock for the idle
-//!   deadline: it neither cancels nor moves the sleep. The next arming moves that sleep to its new deadline,
-//!   which is later than the old one unless a timeout was made shorter: a
-//!   [`Sleep::reset`] to a later deadline, which takes no lock. A sleep
-//!   left behind may still fire at its old deadline: the task it wakes
-//!   polls, finds nothing due, and the sleep is moved on.
+//! - A completed operation only disarms its direction (one store) and,
+//!   with an idle timeout, reads the clock for the idle deadline: it
+//!   neither cancels nor moves the sleep. The next arming moves that sleep
+//!   to its new deadline, which is later than the old one unless a timeout
+//!   was made shorter: a [`Sleep::reset`] to a later deadline, which takes
+//!   no lock. A sleep left behind may still fire at its old deadline: the
+//!   task it wakes polls, finds nothing due, and the sleep is moved on.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -259,6 +259,14 @@ impl<const N: usize> Timeouts<N> {
 
 impl<const N: usize> State<N> {
     /// An operation of `dir` completed (successfully when `ok`).
+    ///
+    /// With an idle timeout the clock is read here, for each success: the
+    /// idle time must count from this operation's own instant. A count of
+    /// operations, timed at the wrapper's next clock read (its next wait,
+    /// or its sleep's firing), would never be early but would be late by
+    /// however long the task ran in between: up to a whole idle period for
+    /// a stream whose other half waits on another task. tests/io_idle.rs
+    /// pins the exact instants, those of a `Sleep` reset after every read.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
         let d = &mut self.dirs[dir];
