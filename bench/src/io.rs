@@ -227,52 +227,74 @@ enum Timeout {
     /// hand, a sleep reset after every read, with `hashwheel::sleep` in the
     /// `HashwheelFree` column and `tokio::time::sleep` in the `Tokio` one.
     Idle,
+    /// The wrapper with no timeout set (the `io_reads` job alone).
+    None,
+}
+
+impl Timeout {
+    fn from_id(id: &str) -> Option<Timeout> {
+        match id {
+            "read" => Some(Timeout::Read),
+            "idle" => Some(Timeout::Idle),
+            "none" => Some(Timeout::None),
+            _ => None,
+        }
+    }
 }
 
 /// In each task (one per worker of `rt`): `ops` reads of one wrapped
 /// [`Script`] stream.
 fn reads(rt: Rt<'_>, imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) -> Span {
     timed_tasks(rt, imp, move |cx| {
-        let mut bytes = [0u8; 16];
-        let stream = Script::new(pending_first);
-        match (imp, timeout) {
-            (Imp::NoTimer, _) => {
-                let mut s = pin!(stream);
-                for _ in 0..ops {
-                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Hashwheel, Timeout::Read | Timeout::Idle) => {
-                let mut s = hashwheel::io::TimeoutStream::new(stream);
-                match timeout {
-                    Timeout::Read => s.set_read_timeout(Some(FAR)),
-                    _ => s.set_idle_timeout(Some(FAR)),
-                }
-                for _ in 0..ops {
-                    read_once(Pin::new(&mut s), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Tokio, Timeout::Read) => {
-                let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
-                s.as_mut().set_read_timeout_pinned(Some(FAR));
-                for _ in 0..ops {
-                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Tokio, Timeout::Idle) => {
-                let sleep = pin!(tokio::time::sleep(FAR));
-                by_hand(stream, sleep, cx, pending_first, ops, |s, at| s.reset(at));
-            }
-            (Imp::HashwheelFree, Timeout::Idle) => {
-                let mut sleep = hashwheel::sleep(FAR);
-                let sleep = Pin::new(&mut sleep);
-                by_hand(stream, sleep, cx, pending_first, ops, |s, at| {
-                    s.get_mut().reset(at)
-                });
-            }
-            _ => unsupported(imp),
-        }
+        read_loop(cx, imp, timeout, pending_first, ops)
     })
+}
+
+/// `ops` reads of one [`Script`] stream wrapped as `imp` wraps it with
+/// `timeout`, polled with `cx`.
+fn read_loop(cx: &mut Context<'_>, imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) {
+    let mut bytes = [0u8; 16];
+    let stream = Script::new(pending_first);
+    match (imp, timeout) {
+        (Imp::NoTimer, _) => {
+            let mut s = pin!(stream);
+            for _ in 0..ops {
+                read_once(s.as_mut(), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Hashwheel, _) => {
+            let mut s = hashwheel::io::TimeoutStream::new(stream);
+            match timeout {
+                Timeout::Read => s.set_read_timeout(Some(FAR)),
+                Timeout::Idle => s.set_idle_timeout(Some(FAR)),
+                Timeout::None => {}
+            }
+            for _ in 0..ops {
+                read_once(Pin::new(&mut s), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Tokio, Timeout::Read | Timeout::None) => {
+            let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
+            if timeout == Timeout::Read {
+                s.as_mut().set_read_timeout_pinned(Some(FAR));
+            }
+            for _ in 0..ops {
+                read_once(s.as_mut(), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Tokio, Timeout::Idle) => {
+            let sleep = pin!(tokio::time::sleep(FAR));
+            by_hand(stream, sleep, cx, pending_first, ops, |s, at| s.reset(at));
+        }
+        (Imp::HashwheelFree, Timeout::Idle) => {
+            let mut sleep = hashwheel::sleep(FAR);
+            let sleep = Pin::new(&mut sleep);
+            by_hand(stream, sleep, cx, pending_first, ops, |s, at| {
+                s.get_mut().reset(at)
+            });
+        }
+        _ => unsupported(imp),
+    }
 }
 
 /// The idle timeout by hand, as a server's `select!` loop keeps it: the
@@ -477,7 +499,8 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
 
 /// The environment variable (the harness's) that makes this binary a
 /// child measuring one thing; this module's jobs are
-/// `io_memory <imp id> <pattern> <n>` and `io_reads <imp id> <timeout> <ops>`.
+/// `io_memory <imp id> <hold> <n>` and
+/// `io_reads <imp id> <read|idle|none> <ready|pending> <ops>`.
 const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
 /// How a connection's task holds its wrapper, in the memory rows. The
@@ -609,52 +632,20 @@ fn rss_per_conn(imp: Imp, hold: Hold, n: usize) -> f64 {
     (after - before) as f64 / n as f64
 }
 
-/// `ops` always-ready reads of a [`Script`] stream wrapped as `imp` wraps
-/// it with `timeout` (`none`, `read` or `idle`), in one task on a
-/// current-thread runtime: the job to run under cachegrind, twice with
-/// different `ops`, for instructions per read (see BENCHMARKS.md).
-fn reads_alone(imp: Imp, timeout: &str, ops: u64) {
+/// `ops` reads (always ready, or pending once and then ready) of a
+/// [`Script`] stream wrapped as `imp` wraps it with `timeout`, in one task
+/// on a current-thread runtime, as [`read_costs`] runs them: the job to run
+/// under cachegrind, twice with different `ops`, for instructions per read
+/// (see BENCHMARKS.md).
+fn reads_alone(imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
-    rt.block_on(async move {
-        poll_fn(|cx| {
-            let mut bytes = [0u8; 16];
-            let stream = Script::new(false);
-            match (imp, timeout) {
-                (Imp::NoTimer, "none") => {
-                    let mut s = pin!(stream);
-                    for _ in 0..ops {
-                        read_once(s.as_mut(), cx, false, &mut bytes);
-                    }
-                }
-                (Imp::Hashwheel, _) => {
-                    let mut s = hashwheel::io::TimeoutStream::new(stream);
-                    match timeout {
-                        "read" => s.set_read_timeout(Some(FAR)),
-                        "idle" => s.set_idle_timeout(Some(FAR)),
-                        _ => {}
-                    }
-                    for _ in 0..ops {
-                        read_once(Pin::new(&mut s), cx, false, &mut bytes);
-                    }
-                }
-                (Imp::Tokio, "read" | "none") => {
-                    let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
-                    if timeout == "read" {
-                        s.as_mut().set_read_timeout_pinned(Some(FAR));
-                    }
-                    for _ in 0..ops {
-                        read_once(s.as_mut(), cx, false, &mut bytes);
-                    }
-                }
-                _ => panic!("io_reads: no {timeout} timeout for {}", imp.name()),
-            }
-            Poll::Ready(())
-        })
-        .await;
-    });
+    rt.block_on(poll_fn(|cx| {
+        read_loop(cx, imp, timeout, pending_first, ops);
+        Poll::Ready(())
+    }));
 }
 
 /// Call first in `main` (before `plain_thread::child_main`, which takes the
@@ -670,9 +661,15 @@ pub fn child_main() {
             let hold = Hold::from_id(hold).expect("pin_then_set, box_pin or set_then_pin");
             println!("{}", rss_per_conn(imp, hold, n.parse().expect("count")));
         }
-        ["io_reads", imp, timeout, ops] => {
+        ["io_reads", imp, timeout, kind, ops] => {
             let imp = Imp::from_id(imp).expect("implementation id");
-            reads_alone(imp, timeout, ops.parse().expect("count"));
+            let timeout = Timeout::from_id(timeout).expect("read, idle or none");
+            let pending_first = match *kind {
+                "ready" => false,
+                "pending" => true,
+                _ => panic!("ready or pending"),
+            };
+            reads_alone(imp, timeout, pending_first, ops.parse().expect("count"));
             println!("0");
         }
         _ => return,
