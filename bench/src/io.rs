@@ -227,52 +227,74 @@ enum Timeout {
     /// hand, a sleep reset after every read, with `hashwheel::sleep` in the
     /// `HashwheelFree` column and `tokio::time::sleep` in the `Tokio` one.
     Idle,
+    /// The wrapper with no timeout set (the `io_reads` job alone).
+    None,
+}
+
+impl Timeout {
+    fn from_id(id: &str) -> Option<Timeout> {
+        match id {
+            "read" => Some(Timeout::Read),
+            "idle" => Some(Timeout::Idle),
+            "none" => Some(Timeout::None),
+            _ => None,
+        }
+    }
 }
 
 /// In each task (one per worker of `rt`): `ops` reads of one wrapped
 /// [`Script`] stream.
 fn reads(rt: Rt<'_>, imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) -> Span {
     timed_tasks(rt, imp, move |cx| {
-        let mut bytes = [0u8; 16];
-        let stream = Script::new(pending_first);
-        match (imp, timeout) {
-            (Imp::NoTimer, _) => {
-                let mut s = pin!(stream);
-                for _ in 0..ops {
-                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Hashwheel, Timeout::Read | Timeout::Idle) => {
-                let mut s = hashwheel::io::TimeoutStream::new(stream);
-                match timeout {
-                    Timeout::Read => s.set_read_timeout(Some(FAR)),
-                    _ => s.set_idle_timeout(Some(FAR)),
-                }
-                for _ in 0..ops {
-                    read_once(Pin::new(&mut s), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Tokio, Timeout::Read) => {
-                let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
-                s.as_mut().set_read_timeout_pinned(Some(FAR));
-                for _ in 0..ops {
-                    read_once(s.as_mut(), cx, pending_first, &mut bytes);
-                }
-            }
-            (Imp::Tokio, Timeout::Idle) => {
-                let sleep = pin!(tokio::time::sleep(FAR));
-                by_hand(stream, sleep, cx, pending_first, ops, |s, at| s.reset(at));
-            }
-            (Imp::HashwheelFree, Timeout::Idle) => {
-                let mut sleep = hashwheel::sleep(FAR);
-                let sleep = Pin::new(&mut sleep);
-                by_hand(stream, sleep, cx, pending_first, ops, |s, at| {
-                    s.get_mut().reset(at)
-                });
-            }
-            _ => unsupported(imp),
-        }
+        read_loop(cx, imp, timeout, pending_first, ops)
     })
+}
+
+/// `ops` reads of one [`Script`] stream wrapped as `imp` wraps it with
+/// `timeout`, polled with `cx`.
+fn read_loop(cx: &mut Context<'_>, imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) {
+    let mut bytes = [0u8; 16];
+    let stream = Script::new(pending_first);
+    match (imp, timeout) {
+        (Imp::NoTimer, _) => {
+            let mut s = pin!(stream);
+            for _ in 0..ops {
+                read_once(s.as_mut(), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Hashwheel, _) => {
+            let mut s = hashwheel::io::TimeoutStream::new(stream);
+            match timeout {
+                Timeout::Read => s.set_read_timeout(Some(FAR)),
+                Timeout::Idle => s.set_idle_timeout(Some(FAR)),
+                Timeout::None => {}
+            }
+            for _ in 0..ops {
+                read_once(Pin::new(&mut s), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Tokio, Timeout::Read | Timeout::None) => {
+            let mut s = pin!(tokio_io_timeout::TimeoutStream::new(stream));
+            if timeout == Timeout::Read {
+                s.as_mut().set_read_timeout_pinned(Some(FAR));
+            }
+            for _ in 0..ops {
+                read_once(s.as_mut(), cx, pending_first, &mut bytes);
+            }
+        }
+        (Imp::Tokio, Timeout::Idle) => {
+            let sleep = pin!(tokio::time::sleep(FAR));
+            by_hand(stream, sleep, cx, pending_first, ops, |s, at| s.reset(at));
+        }
+        (Imp::HashwheelFree, Timeout::Idle) => {
+            let mut sleep = hashwheel::sleep(FAR);
+            let sleep = Pin::new(&mut sleep);
+            by_hand(stream, sleep, cx, pending_first, ops, |s, at| {
+                s.get_mut().reset(at)
+            });
+        }
+        _ => unsupported(imp),
+    }
 }
 
 /// The idle timeout by hand, as a server's `select!` loop keeps it: the
@@ -389,13 +411,12 @@ fn spawn_conn(rt: &tokio::runtime::Runtime, imp: Imp, timeout: Duration, conns: 
 /// Reads `r` until the read ends; counts its first wait, and how it ended:
 /// with `TimedOut`, not before `timeout` from `start` (or from the first
 /// wait).
-async fn wait_read<R: AsyncRead>(
-    r: R,
+async fn wait_pinned<R: AsyncRead + ?Sized>(
+    mut r: Pin<&mut R>,
     start: Option<Instant>,
     timeout: Duration,
     conns: Arc<Conns>,
 ) {
-    let mut r = pin!(r);
     let mut bytes = [0u8; 64];
     let mut start = start;
     let mut counted = false;
@@ -420,6 +441,16 @@ async fn wait_read<R: AsyncRead>(
         _ => &conns.wrong,
     }
     .fetch_add(1, Ordering::AcqRel);
+}
+
+/// [`wait_pinned`] for a wrapper the task pins itself.
+async fn wait_read<R: AsyncRead>(
+    r: R,
+    start: Option<Instant>,
+    timeout: Duration,
+    conns: Arc<Conns>,
+) {
+    wait_pinned(pin!(r), start, timeout, conns).await;
 }
 
 /// Spawns `n` idle connections on `rt` and waits until every read waits.
@@ -467,14 +498,110 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
 }
 
 /// The environment variable (the harness's) that makes this binary a
-/// child measuring one thing; this module's job is `io_memory <imp id> <n>`.
+/// child measuring one thing; this module's jobs are
+/// `io_memory <imp id> <hold> <n>` and
+/// `io_reads <imp id> <read|idle|none> <ready|pending> <ops>`.
 const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
-/// RSS growth per idle connection: `n` tasks (with 30 s timeouts) on a
-/// fresh 1-worker runtime, measured once every read waits. The default
-/// wheel and tokio's timer are made before the first measurement.
-fn rss_per_conn(imp: Imp, n: usize) -> f64 {
-    let rt = multi_thread(1, RT1);
+/// How a connection's task holds its wrapper, in the memory rows. The
+/// wrapper is made and its timeout set in the task, each way a
+/// tokio-io-timeout user can (its wrapper is `!Unpin`); hashwheel's is
+/// held the same three ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Pinned in the task (`pin!`), then the timeout set through the pin.
+    PinThenSet,
+    /// `Box::pin`, then the timeout set through the pin.
+    BoxPin,
+    /// The timeout set on the wrapper, which is then pinned in the task
+    /// (`tokio::pin!`): the common tokio-io-timeout pattern.
+    SetThenPin,
+}
+
+impl Hold {
+    const ALL: [Hold; 3] = [Hold::PinThenSet, Hold::BoxPin, Hold::SetThenPin];
+
+    fn id(self) -> &'static str {
+        match self {
+            Hold::PinThenSet => "pin_then_set",
+            Hold::BoxPin => "box_pin",
+            Hold::SetThenPin => "set_then_pin",
+        }
+    }
+
+    fn from_id(id: &str) -> Option<Hold> {
+        Hold::ALL.into_iter().find(|h| h.id() == id)
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Hold::PinThenSet => "wrapper pinned in the task, then its timeout set",
+            Hold::BoxPin => "wrapper Box::pin'd, then its timeout set",
+            Hold::SetThenPin => "timeout set, then the wrapper tokio::pin!'d in the task",
+        }
+    }
+}
+
+/// How many workers the memory rows' runtime has.
+const MEMORY_WORKERS: usize = 2;
+
+/// Spawns one idle connection over `tokio::io::duplex` on `rt`: the task
+/// holds both halves (the peer never writes) and reads its half, wrapped
+/// as `imp` wraps it and held as `hold` says, with a [`FAR`] timeout
+/// (hashwheel: idle; tokio-io-timeout: read), until the read ends.
+fn spawn_duplex_conn(rt: &tokio::runtime::Runtime, imp: Imp, hold: Hold, conns: &Arc<Conns>) {
+    let conns = conns.clone();
+    let (peer, socket) = tokio::io::duplex(64);
+    macro_rules! held {
+        ($new:expr, $set:ident, $set_pinned:ident) => {
+            match hold {
+                Hold::PinThenSet => drop(rt.spawn(async move {
+                    let mut s = pin!($new(socket));
+                    s.as_mut().$set_pinned(Some(FAR));
+                    wait_pinned(s, None, FAR, conns).await;
+                    drop(peer);
+                })),
+                Hold::BoxPin => drop(rt.spawn(async move {
+                    let mut s = Box::pin($new(socket));
+                    s.as_mut().$set_pinned(Some(FAR));
+                    wait_pinned(s.as_mut(), None, FAR, conns).await;
+                    drop(peer);
+                })),
+                Hold::SetThenPin => drop(rt.spawn(async move {
+                    let mut s = $new(socket);
+                    s.$set(Some(FAR));
+                    tokio::pin!(s);
+                    wait_pinned(s, None, FAR, conns).await;
+                    drop(peer);
+                })),
+            }
+        };
+    }
+    match imp {
+        Imp::NoTimer => drop(rt.spawn(async move {
+            wait_pinned(pin!(socket), None, FAR, conns).await;
+            drop(peer);
+        })),
+        Imp::Hashwheel => held!(
+            hashwheel::io::TimeoutStream::new,
+            set_idle_timeout,
+            set_idle_timeout_pinned
+        ),
+        Imp::Tokio => held!(
+            tokio_io_timeout::TimeoutStream::new,
+            set_read_timeout,
+            set_read_timeout_pinned
+        ),
+        _ => unsupported(imp),
+    }
+}
+
+/// RSS growth per idle connection: `n` connections over `tokio::io::duplex`
+/// (see [`spawn_duplex_conn`]) on a fresh 2-worker runtime, measured once
+/// every read waits. The default wheel and tokio's timer are made before
+/// the first measurement.
+fn rss_per_conn(imp: Imp, hold: Hold, n: usize) -> f64 {
+    let rt = multi_thread(MEMORY_WORKERS, RT1);
     let wheel = {
         let _g = rt.enter();
         hashwheel::Wheel::new()
@@ -483,7 +610,7 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
         rt: &rt,
         wheel: &wheel,
         name: RT1,
-        workers: 1,
+        workers: MEMORY_WORKERS,
         alt_timer: false,
     };
     run_in_task(r, |cx| {
@@ -492,48 +619,121 @@ fn rss_per_conn(imp: Imp, n: usize) -> f64 {
         assert!(pin!(tokio::time::sleep(FAR)).poll(cx).is_pending());
     });
     let before = rss_bytes();
-    let conns = open(&rt, imp, n, FAR);
+    let conns = Arc::new(Conns::default());
+    for _ in 0..n {
+        spawn_duplex_conn(&rt, imp, hold, &conns);
+    }
+    let limit = StdInstant::now() + Duration::from_secs(60);
+    let all = wait_until(limit, || conns.waiting.load(Ordering::Acquire) == n);
+    assert!(all, "{n} idle connections did not all start");
     let after = rss_bytes();
     black_box(conns);
     rt.shutdown_background();
     (after - before) as f64 / n as f64
 }
 
+/// `ops` reads (always ready, or pending once and then ready) of a
+/// [`Script`] stream wrapped as `imp` wraps it with `timeout`, in one task
+/// on a current-thread runtime, as [`read_costs`] runs them: the job to run
+/// under cachegrind, twice with different `ops`, for instructions per read
+/// (see BENCHMARKS.md).
+fn reads_alone(imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(poll_fn(|cx| {
+        read_loop(cx, imp, timeout, pending_first, ops);
+        Poll::Ready(())
+    }));
+}
+
 /// Call first in `main` (before `plain_thread::child_main`, which takes the
-/// harness's other jobs): when this process is a child measuring idle
-/// connections' memory, measures, prints the result and exits.
+/// harness's other jobs): when this process is a child running one of this
+/// module's jobs, runs it, prints its result and exits.
 pub fn child_main() {
     let Ok(job) = std::env::var(CHILD) else {
         return;
     };
-    if let ["io_memory", imp, n] = job.split_whitespace().collect::<Vec<_>>().as_slice() {
-        let imp = Imp::from_id(imp).expect("implementation id");
-        println!("{}", rss_per_conn(imp, n.parse().expect("count")));
-        std::process::exit(0);
+    match job.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["io_memory", imp, hold, n] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            let hold = Hold::from_id(hold).expect("pin_then_set, box_pin or set_then_pin");
+            println!("{}", rss_per_conn(imp, hold, n.parse().expect("count")));
+        }
+        ["io_reads", imp, timeout, kind, ops] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            let timeout = Timeout::from_id(timeout).expect("read, idle or none");
+            let pending_first = match *kind {
+                "ready" => false,
+                "pending" => true,
+                _ => panic!("ready or pending"),
+            };
+            reads_alone(imp, timeout, pending_first, ops.parse().expect("count"));
+            println!("0");
+        }
+        _ => return,
     }
+    std::process::exit(0);
 }
 
 /// The idle-connection rows: memory per connection (and over a bare
 /// stream's), the size of the wrapper a user holds, and the CPU to reap
 /// them on 1 and 2 workers.
-pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) -> Vec<Value> {
+pub fn idle_connections(
+    env: &TaskEnv,
+    n: usize,
+    mem_rounds: usize,
+    n_rounds: usize,
+    skip: &[Imp],
+) -> Vec<Value> {
     let count = match n {
         n if n % 1000 == 0 => format!("{}k", n / 1000),
         n => n.to_string(),
     };
     let mut out = Vec::new();
     let head = format!("io, {count} idle connections");
-    let row = format!(
-        "{head}, 1 worker: memory per connection (task + stream + timeouts; hashwheel: idle timeout, tokio-io-timeout in the tokio::time column: read timeout), RSS"
-    );
-    let added = format!("{head}, 1 worker: memory per connection over a bare stream's, RSS");
-    let mut values = Vec::new();
-    let job = |imp: Imp| format!("io_memory {} {n}", imp.id());
-    rounds(1, &READ, skip, |imp| match child_job(&job(imp)) {
-        Some(b) => values.push((imp, b)),
-        None => eprintln!("{}: the memory child failed", imp.name()),
-    });
-    out.extend(with_added(&row, &added, "B", values));
+    // Memory: a bare duplex connection per round, then each crate held each
+    // way, the crates alternating round by round.
+    let mut bare = Vec::new();
+    let mut held: Vec<(Hold, Imp, f64)> = Vec::new();
+    let job = |imp: Imp, hold: Hold| format!("io_memory {} {} {n}", imp.id(), hold.id());
+    let crates: Vec<Imp> = [Imp::Hashwheel, Imp::Tokio]
+        .into_iter()
+        .filter(|i| !skip.contains(i))
+        .collect();
+    for r in 0..mem_rounds {
+        match child_job(&job(Imp::NoTimer, Hold::PinThenSet)) {
+            Some(b) => bare.push((Imp::NoTimer, b)),
+            None => eprintln!("the bare stream's memory child failed"),
+        }
+        for hold in Hold::ALL {
+            for k in 0..crates.len() {
+                let imp = crates[(k + r) % crates.len()];
+                match child_job(&job(imp, hold)) {
+                    Some(b) => held.push((hold, imp, b)),
+                    None => eprintln!("{}: the memory child failed", imp.name()),
+                }
+            }
+        }
+    }
+    for hold in Hold::ALL {
+        let row = format!(
+            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection (hashwheel: idle timeout; tokio-io-timeout in the tokio::time column: read timeout), RSS",
+            hold.what()
+        );
+        let added = format!(
+            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection over a bare duplex's, RSS",
+            hold.what()
+        );
+        let mut values = bare.clone();
+        values.extend(
+            held.iter()
+                .filter(|(h, _, _)| *h == hold)
+                .map(|&(_, imp, b)| (imp, b)),
+        );
+        out.extend(with_added(&row, &added, "B", values));
+    }
     let size = "io: size_of a TimeoutStream over its stream's (tokio::time = tokio-io-timeout)";
     let sizes = [
         (
@@ -567,4 +767,136 @@ pub fn idle_connections(env: &TaskEnv, n: usize, n_rounds: usize, skip: &[Imp]) 
         });
     }
     out
+}
+
+/// What a read that waited and then completed leaves behind, for each
+/// crate's wrapper: the wake-ups its task gets from then on, counted on
+/// tokio's paused clock. `hashwheel::io`'s module docs cite these.
+/// `cargo test -p hashwheel-bench --lib io::`
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::task::{waker, ArcWake};
+    use tokio::io::{AsyncWriteExt, DuplexStream};
+
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl ArcWake for Wakes {
+        fn wake_by_ref(w: &Arc<Wakes>) {
+            w.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// When the read completes, and what the task does next.
+    #[derive(Debug, Clone, Copy)]
+    struct Case {
+        /// The read completes half a millisecond past one of tokio's
+        /// ticks, not on one.
+        mid_tick: bool,
+        /// The task reads again at once (the read waits).
+        read_again: bool,
+        /// Then the task waits this long on something else.
+        then: Duration,
+    }
+
+    /// With `s` (a 30 s read timeout set) and its peer: a read that waits,
+    /// a byte from the peer, the read that completes, then what `case`
+    /// says. The wake-ups from the completing read on: during it, and
+    /// after it.
+    async fn wakes_after_a_read<S: AsyncRead + ?Sized>(
+        mut s: Pin<&mut S>,
+        mut peer: DuplexStream,
+        case: Case,
+    ) -> (usize, usize) {
+        let wakes = Arc::new(Wakes::default());
+        let w = waker(wakes.clone());
+        let mut cx = Context::from_waker(&w);
+        let mut bytes = [0u8; 8];
+        let mut read = |s: Pin<&mut S>| s.poll_read(&mut cx, &mut ReadBuf::new(&mut bytes));
+        let count = || wakes.0.load(Ordering::SeqCst);
+        assert!(read(s.as_mut()).is_pending());
+        if case.mid_tick {
+            tokio::time::advance(Duration::from_micros(500)).await;
+        }
+        peer.write_all(b"x").await.unwrap();
+        let before = count();
+        assert!(matches!(read(s.as_mut()), Poll::Ready(Ok(()))));
+        let during = count() - before;
+        if case.read_again {
+            assert!(read(s.as_mut()).is_pending());
+        }
+        tokio::time::sleep(case.then).await;
+        (during, count() - before - during)
+    }
+
+    const T: Duration = Duration::from_secs(30);
+
+    /// `f` on a fresh runtime with a paused clock: each case starts on
+    /// one of tokio's ticks.
+    fn paused<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .expect("a runtime")
+            .block_on(f)
+    }
+
+    fn tokio_io_timeout(case: Case) -> (usize, usize) {
+        paused(async {
+            let (peer, socket) = tokio::io::duplex(64);
+            let mut s = pin!(tokio_io_timeout::TimeoutStream::new(socket));
+            s.as_mut().set_read_timeout_pinned(Some(T));
+            wakes_after_a_read(s, peer, case).await
+        })
+    }
+
+    fn hashwheel(case: Case) -> (usize, usize) {
+        paused(async {
+            let (peer, socket) = tokio::io::duplex(64);
+            let mut s = hashwheel::io::TimeoutStream::new(socket);
+            s.set_read_timeout(Some(T));
+            wakes_after_a_read(Pin::new(&mut s), peer, case).await
+        })
+    }
+
+    fn case(mid_tick: bool, read_again: bool, then: Duration) -> Case {
+        Case {
+            mid_tick,
+            read_again,
+            then,
+        }
+    }
+
+    /// tokio-io-timeout moves its sleep to the present when the read
+    /// completes: on one of tokio's ticks the task is woken at once, during
+    /// that read; between two, it is woken at the next tick, unless it
+    /// reads again first (which moves the sleep 30 s on).
+    #[test]
+    fn tokio_io_timeout_wakes_the_task_once_more() {
+        let ms = Duration::from_millis;
+        for read_again in [false, true] {
+            let on_tick = case(false, read_again, ms(10));
+            assert_eq!(tokio_io_timeout(on_tick), (1, 0), "{on_tick:?}");
+        }
+        assert_eq!(tokio_io_timeout(case(true, false, ms(1))), (0, 1));
+        assert_eq!(tokio_io_timeout(case(true, false, T + ms(1))), (0, 1));
+        assert_eq!(tokio_io_timeout(case(true, true, ms(10))), (0, 0));
+    }
+
+    /// hashwheel leaves its sleep where it was: a task that waits
+    /// elsewhere is woken once, at the old deadline; one that reads again
+    /// is not woken before its new one.
+    #[test]
+    fn hashwheel_wakes_a_task_that_waits_elsewhere_at_the_old_deadline() {
+        let ms = Duration::from_millis;
+        for mid_tick in [false, true] {
+            let c = |read_again, then| case(mid_tick, read_again, then);
+            assert_eq!(hashwheel(c(false, ms(10))), (0, 0));
+            assert_eq!(hashwheel(c(false, T - ms(10))), (0, 0));
+            assert_eq!(hashwheel(c(false, T + ms(1))), (0, 1));
+            assert_eq!(hashwheel(c(true, T - ms(10))), (0, 0));
+        }
+    }
 }

@@ -46,19 +46,24 @@
 //!   direction that waits with a timeout set gets one
 //!   [`Sleep`](crate::Sleep), made at its first wait and reused after.
 //! - An operation that completes ends its direction's countdown with a
-//!   couple of stores (and, with an idle timeout, a clock read); it neither
-//!   cancels nor moves the sleep.
+//!   store; it neither cancels nor moves the sleep. With an idle timeout,
+//!   a successful one also reads the clock: the idle time counts from the
+//!   operation's own instant, as with a `Sleep` reset after every read, so
+//!   that the stream times out when that `Sleep` would, not later.
 //! - An operation that waits starts a countdown: one clock read, and a
 //!   move of the sleep to a later deadline, O(1) (see
 //!   [`Sleep::reset`](crate::Sleep::reset)).
-//! - A sleep left behind when its operation completed may wake its task
-//!   once at its old deadline, if no operation has waited since; the poll
-//!   that follows finds nothing due.
+//! - A sleep left behind when its operation completed wakes its task once
+//!   at its old deadline, if no operation of its direction has waited
+//!   since; the poll that follows finds nothing due.
 //!
 //! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
-//! wrapper, which must be pinned); after a countdown, each completed
-//! operation resets that sleep to now, which goes through tokio's timer
-//! and wakes the task once more.
+//! wrapper, which must be pinned). An operation that completes after
+//! waiting moves that sleep to the present, through tokio's timer, and
+//! the task is woken once more: at once when the clock is on one of
+//! tokio's millisecond ticks; otherwise at the next tick, unless the task
+//! waits on the stream again first. (The benchmark member's `io` tests
+//! count these wake-ups for both crates, on tokio's paused clock.)
 //!
 //! # Differences from tokio-io-timeout
 //!

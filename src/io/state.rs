@@ -11,16 +11,17 @@
 //! - A direction is *armed* from the poll that finds one of its operations
 //!   pending, with a timeout to keep, until one of its operations
 //!   completes: its sleep is then set to the earliest of its countdown's
-//!   end (`ends`) and the idle deadline, as they were when it was last set.
-//! - `ends` is `Some` only while armed, and only with a timeout set: the
-//!   countdown started at the arming poll.
-//! - A completed operation only disarms its direction (two stores, when
-//!   armed) and, with an idle timeout, reads the clock for the idle
-//!   deadline: it neither cancels nor moves the sleep. The next arming moves that sleep to its new deadline,
-//!   which is later than the old one unless a timeout was made shorter: a
-//!   [`Sleep::reset`] to a later deadline, which takes no lock. A sleep
-//!   left behind may still fire at its old deadline: the task it wakes
-//!   polls, finds nothing due, and the sleep is moved on.
+//!   end and the idle deadline, as they were when it was last set.
+//! - `countdown` is `Off` while not armed; armed, it is `Until` the end of
+//!   the countdown started at the arming poll when a timeout is set, and
+//!   `Idle` (the idle deadline alone) otherwise.
+//! - A completed operation only disarms its direction (one store) and,
+//!   with an idle timeout, reads the clock for the idle deadline: it
+//!   neither cancels nor moves the sleep. The next arming moves that sleep
+//!   to its new deadline, which is later than the old one unless a timeout
+//!   was made shorter: a [`Sleep::reset`] to a later deadline, which takes
+//!   no lock. A sleep left behind may still fire at its old deadline: the
+//!   task it wakes polls, finds nothing due, and the sleep is moved on.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -101,17 +102,50 @@ impl Idle {
 #[derive(Debug, Default)]
 struct Direction {
     timeout: Option<Duration>,
-    /// The end of the running countdown (see the invariants).
-    ends: Option<Instant>,
+    /// Armed or not, and the end of the running countdown (see the
+    /// invariants). Folding the flag into the deadline keeps the box that
+    /// holds the directions 16 bytes smaller.
+    countdown: Countdown,
     /// Made at the first arming; kept, and moved, from then on.
     sleep: Option<Sleep>,
-    armed: bool,
+}
+
+/// Where a direction's countdown stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Countdown {
+    /// Not armed.
+    #[default]
+    Off,
+    /// Armed, with no timeout of its own: only the idle deadline.
+    Idle,
+    /// Armed, its countdown ending at this instant.
+    Until(Instant),
+}
+
+impl Countdown {
+    /// Armed now, with `timeout` (or none) of its own.
+    fn start(timeout: Option<Duration>) -> Countdown {
+        match timeout {
+            Some(t) => Countdown::Until(later(Instant::now(), t)),
+            None => Countdown::Idle,
+        }
+    }
+
+    fn ends(self) -> Option<Instant> {
+        match self {
+            Countdown::Until(at) => Some(at),
+            _ => None,
+        }
+    }
 }
 
 impl Direction {
+    fn armed(&self) -> bool {
+        self.countdown != Countdown::Off
+    }
+
     fn disarm(&mut self) {
-        self.armed = false;
-        self.ends = None;
+        self.countdown = Countdown::Off;
     }
 }
 
@@ -166,8 +200,8 @@ impl<const N: usize> Timeouts<N> {
         let s = self.state_mut();
         let d = &mut s.dirs[dir];
         d.timeout = timeout;
-        if d.armed {
-            d.ends = timeout.map(|t| later(Instant::now(), t));
+        if d.armed() {
+            d.countdown = Countdown::start(timeout);
         }
         s.refresh(dir);
     }
@@ -216,12 +250,18 @@ impl<const N: usize> Timeouts<N> {
 
 impl<const N: usize> State<N> {
     /// An operation of `dir` completed (successfully when `ok`).
+    ///
+    /// With an idle timeout the clock is read here, for each success: the
+    /// idle time must count from this operation's own instant. A count of
+    /// operations, timed at the wrapper's next clock read (its next wait,
+    /// or its sleep's firing), would never be early but would be late by
+    /// however long the task ran in between: up to a whole idle period for
+    /// a stream whose other half waits on another task. tests/io_idle.rs
+    /// pins the exact instants, those of a `Sleep` reset after every read.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
         let d = &mut self.dirs[dir];
-        if d.armed {
-            d.disarm();
-        }
+        d.disarm();
         if ok {
             if let Some(idle) = &mut self.idle {
                 idle.since = Instant::now();
@@ -232,7 +272,10 @@ impl<const N: usize> State<N> {
     /// The deadline `dir`'s sleep is for: the earliest of its countdown's
     /// end and the idle deadline.
     fn target(&self, dir: usize) -> Option<Instant> {
-        earliest(self.dirs[dir].ends, self.idle.map(|i| i.deadline()))
+        earliest(
+            self.dirs[dir].countdown.ends(),
+            self.idle.map(|i| i.deadline()),
+        )
     }
 
     /// After a timeout of `dir` changed: moves its sleep to its new
@@ -244,7 +287,7 @@ impl<const N: usize> State<N> {
         if d.timeout.is_none() && self.idle.is_none() {
             d.disarm();
             d.sleep = None;
-        } else if let (true, Some(at), Some(sleep)) = (d.armed, target, &mut d.sleep) {
+        } else if let (true, Some(at), Some(sleep)) = (d.armed(), target, &mut d.sleep) {
             sleep.reset(at);
         }
     }
@@ -254,19 +297,25 @@ impl<const N: usize> State<N> {
     /// can be had.
     #[inline(never)]
     fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
-        if !self.dirs[dir].armed {
+        if !self.dirs[dir].armed() {
             let d = &mut self.dirs[dir];
             if d.timeout.is_none() && self.idle.is_none() {
                 return Ok(());
             }
-            d.ends = d.timeout.map(|t| later(Instant::now(), t));
+            d.countdown = Countdown::start(d.timeout);
             let at = self.target(dir).expect("a timeout is set");
             let d = &mut self.dirs[dir];
             match &mut d.sleep {
                 Some(sleep) => sleep.reset(at),
-                None => d.sleep = Some(new_sleep(&self.wheel, at)?),
+                None => match new_sleep(&self.wheel, at) {
+                    Ok(sleep) => d.sleep = Some(sleep),
+                    Err(e) => {
+                        // Armed only with a sleep to poll.
+                        d.disarm();
+                        return Err(e);
+                    }
+                },
             }
-            d.armed = true;
         }
         self.poll_sleep(dir, cx)
     }
@@ -289,7 +338,7 @@ impl<const N: usize> State<N> {
                 return Ok(());
             }
             let now = Instant::now();
-            let ends_due = self.dirs[dir].ends.is_some_and(|e| e <= now);
+            let ends_due = self.dirs[dir].countdown.ends().is_some_and(|e| e <= now);
             let idle_due = self.idle.is_some_and(|i| i.deadline() <= now);
             if ends_due || idle_due {
                 if let Some(idle) = self.idle.as_mut().filter(|_| idle_due) {
