@@ -155,17 +155,62 @@ impl Wheel {
         }
     }
 
-    /// The tick: the wheel's resolution.
+    /// The tick: the wheel's resolution (see
+    /// [`Builder::tick`](crate::Builder::tick)). A deadline rounds up to the
+    /// end of its tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(hashwheel::Wheel::new().tick(), Duration::from_millis(1));
+    /// let coarse = hashwheel::Wheel::builder().tick(Duration::from_millis(100)).build()?;
+    /// assert_eq!(coarse.tick(), Duration::from_millis(100));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tick(&self) -> Duration {
         self.handle.tick()
     }
 
-    /// The number of buckets (a power of two).
+    /// The number of buckets (a power of two; see
+    /// [`Builder::slots`](crate::Builder::slots)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// assert_eq!(hashwheel::Wheel::new().slots(), 4096);
+    /// let small = hashwheel::Wheel::builder().slots(100).build()?;
+    /// assert_eq!(small.slots(), 128);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn slots(&self) -> usize {
         self.handle.slots()
     }
 
-    /// A snapshot of the wheel's counters.
+    /// A snapshot of the wheel's counters: it does not change as the wheel
+    /// goes on; call again for fresh numbers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let before = wheel.metrics();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(before.fired_count(), 0); // a snapshot
+    /// assert_eq!(wheel.metrics().fired_count(), 1);
+    /// # }
+    /// ```
     pub fn metrics(&self) -> Metrics {
         let s = self.handle.snapshot();
         Metrics {
@@ -212,7 +257,22 @@ impl Wheel {
         self.handle.shutdown()
     }
 
-    /// Whether the wheel has shut down.
+    /// Whether the wheel has shut down: through
+    /// [`shutdown`](Wheel::shutdown), or because the runtime that ran it is
+    /// gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// assert!(!wheel.is_shutdown());
+    /// wheel.shutdown();
+    /// assert!(wheel.is_shutdown());
+    /// assert!(wheel.clone().is_shutdown()); // every clone is the same wheel
+    /// # }
+    /// ```
     #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()
