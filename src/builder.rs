@@ -18,8 +18,8 @@ use crate::wheel::Wheel;
 /// | [`max_pending`](crate::Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](crate::Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `slots × shards` must be at most 2^30: each bucket costs 12 bytes,
-/// allocated when the wheel is built.
+/// `slots × shards` must be at most 2^30: each bucket costs 24 bytes and a
+/// bit, allocated when the wheel is built.
 ///
 /// A setting outside these ranges makes [`build`](Builder::build) return an
 /// error that names its limit. Every setting it accepts works over its
@@ -55,7 +55,24 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// A builder with the default settings.
+    /// A builder with the default settings (see the table above).
+    ///
+    /// Making one looks nothing up: it works outside a runtime; only
+    /// [`build`](Builder::build) needs one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Builder::new().build()?;
+    /// assert_eq!(wheel.tick(), Duration::from_millis(1));
+    /// assert_eq!(wheel.slots(), 4096);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new() -> Builder {
         Builder {
             config: Config::default(),
@@ -64,6 +81,27 @@ impl Builder {
 
     /// The wheel's resolution: deadlines round up to a whole number of
     /// ticks. At least 1 ms (tokio's own timer resolution).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().tick(Duration::from_millis(10)).build()?;
+    /// assert_eq!(wheel.tick(), Duration::from_millis(10));
+    ///
+    /// let start = Instant::now();
+    /// wheel.sleep(Duration::from_millis(15)).await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(20)); // rounded up to a tick
+    ///
+    /// let err = hashwheel::Wheel::builder().tick(Duration::from_micros(10)).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "tick must be at least 1 millisecond");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tick(mut self, tick: Duration) -> Builder {
         self.config.tick = tick;
         self
@@ -71,6 +109,20 @@ impl Builder {
 
     /// The number of buckets, rounded up to a power of two. More buckets
     /// mean fewer timers to look at per tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// let wheel = hashwheel::Wheel::builder().slots(1000).build()?;
+    /// assert_eq!(wheel.slots(), 1024); // the next power of two
+    ///
+    /// let err = hashwheel::Wheel::builder().slots(0).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "slots must be at least 1");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn slots(mut self, slots: usize) -> Builder {
         self.config.slots = slots;
         self
@@ -79,13 +131,46 @@ impl Builder {
     /// Bounds the timers alive at once. A `Sleep`, `Timeout` or `Delay`
     /// counts from its creation until it is dropped; beyond the bound the
     /// `try_` constructors return an error and the plain ones panic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(2).build()?;
+    /// let _a = wheel.try_sleep(Duration::from_secs(1))?;
+    /// let _b = wheel.try_delay(Duration::from_secs(1))?;
+    /// assert!(wheel.try_sleep(Duration::from_secs(1)).unwrap_err().is_at_capacity());
+    /// assert_eq!(wheel.metrics().rejected_count(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn max_pending(mut self, max: usize) -> Builder {
         self.config.max_pending = Some(max);
         self
     }
 
-    /// The number of independently locked shards; each thread uses one,
-    /// chosen when it first makes a timer.
+    /// How many worker threads can make and cancel timers at once without
+    /// waiting on each other. Each thread uses one of these parts of the
+    /// wheel, chosen when it first makes a timer; threads that share a part
+    /// take turns on it. One part suits a current-thread runtime; the
+    /// default suits a multi-thread runtime on this machine.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// let wheel = hashwheel::Wheel::builder().shards(1).build()?;
+    /// assert_eq!(wheel.metrics().num_shards(), 1);
+    ///
+    /// let err = hashwheel::Wheel::builder().shards(0).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "shards must be between 1 and 1024");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn shards(mut self, shards: usize) -> Builder {
         self.config.shards = Some(shards);
         self
@@ -136,6 +221,25 @@ impl Builder {
     /// Must be more than zero: [`build`](Builder::build) fails otherwise.
     /// Any longer interval works, up to `Duration::MAX` (a publication
     /// every 30 years, as tokio puts a sleep that long).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder()
+    ///     .name("sessions")
+    ///     .metrics_interval(Duration::from_secs(10))
+    ///     .build()?;
+    /// # drop(wheel);
+    ///
+    /// let err = hashwheel::Wheel::builder().metrics_interval(Duration::ZERO).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "metrics_interval must be more than zero");
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "metrics")]
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn metrics_interval(mut self, interval: Duration) -> Builder {
@@ -154,6 +258,24 @@ impl Builder {
     /// (`tests/stall_events.rs`). A late driver is the first sign of a
     /// runtime blocked by a task that does not yield, or overloaded. Any
     /// duration works; `Duration::MAX` never warns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// // Warn when timers fire more than 20 ms late.
+    /// let strict = hashwheel::Wheel::builder()
+    ///     .stall_threshold(Duration::from_millis(20))
+    ///     .build()?;
+    /// // Never warn.
+    /// let quiet = hashwheel::Wheel::builder().stall_threshold(Duration::MAX).build()?;
+    /// # drop((strict, quiet));
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn stall_threshold(mut self, threshold: Duration) -> Builder {
@@ -171,6 +293,23 @@ impl Builder {
     /// without its timer ([`is_no_timer`](BuildError::is_no_timer): tokio's
     /// own panic message is printed first, as the process's panic hook
     /// prints every caught panic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().build().unwrap();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(wheel.metrics().fired_count(), 1);
+    ///
+    /// // Out of range: the error names the limit.
+    /// let err = hashwheel::Wheel::builder().max_pending(0).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "max_pending must be at least 1");
+    /// # }
+    /// ```
     pub fn build(self) -> Result<Wheel, BuildError> {
         WheelHandle::start(&self.config)
             .map(Wheel::from_handle)
@@ -246,7 +385,20 @@ impl Wheel {
         }
     }
 
-    /// A [`Builder`] to configure a wheel.
+    /// A [`Builder`] to configure a wheel; the same as [`Builder::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().tick(Duration::from_millis(5)).build()?;
+    /// assert_eq!(wheel.tick(), Duration::from_millis(5));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn builder() -> Builder {
         Builder::new()
     }

@@ -149,24 +149,85 @@ impl Error {
     }
 
     /// The timer was cancelled through its [`TimeoutHandle`](crate::TimeoutHandle).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(30));
+    /// delay.handle().cancel();
+    /// let err = delay.await.unwrap_err();
+    /// assert!(err.is_cancelled());
+    /// assert!(!err.is_shutdown());
+    /// # }
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.0 == Kind::Cancelled
     }
 
     /// The wheel has shut down: [`Wheel::shutdown`](crate::Wheel::shutdown)
     /// was called, or the runtime that ran its driver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.shutdown();
+    /// // A delay made on a wheel that has shut down resolves at once.
+    /// let err = wheel.delay(Duration::from_secs(30)).await.unwrap_err();
+    /// assert!(err.is_shutdown());
+    /// assert!(!err.is_cancelled());
+    /// # }
+    /// ```
     pub fn is_shutdown(&self) -> bool {
         self.0 == Kind::Shutdown
     }
 
     /// The wheel already holds as many timers as its
     /// [`max_pending`](crate::Builder::max_pending) bound allows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build()?;
+    /// let first = wheel.try_sleep(Duration::from_secs(1))?;
+    /// let err = wheel.try_sleep(Duration::from_secs(1)).unwrap_err();
+    /// assert!(err.is_at_capacity());
+    ///
+    /// drop(first); // transient: a dropped timer frees its place
+    /// assert!(wheel.try_sleep(Duration::from_secs(1)).is_ok());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_at_capacity(&self) -> bool {
         self.0 == Kind::AtCapacity
     }
 
     /// The call was made outside a tokio runtime and was given no wheel,
     /// so it had no default wheel to use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// // No runtime here.
+    /// let err = hashwheel::try_sleep(Duration::from_secs(1)).unwrap_err();
+    /// assert!(err.is_no_runtime());
+    /// assert!(hashwheel::Wheel::try_current().unwrap_err().is_no_runtime());
+    /// ```
     pub fn is_no_runtime(&self) -> bool {
         self.0 == Kind::NoRuntime
     }
@@ -177,6 +238,18 @@ impl Error {
     /// tokio tells this only by panicking: the panic is caught, but the
     /// process's panic hook prints it when a thread finds this out (a
     /// thread then remembers the runtime it last found without a timer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap(); // no timer
+    /// let _entered = rt.enter();
+    /// let err = hashwheel::try_sleep(Duration::from_secs(1)).unwrap_err();
+    /// assert!(err.is_no_timer());
+    /// assert!(!err.is_no_runtime());
+    /// ```
     pub fn is_no_timer(&self) -> bool {
         self.0 == Kind::NoTimer
     }
@@ -242,18 +315,49 @@ impl BuildError {
 
     /// The builder was called outside a tokio runtime, so there is nowhere to
     /// run the driver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // No runtime here.
+    /// let err = hashwheel::Wheel::builder().build().unwrap_err();
+    /// assert!(err.is_no_runtime());
+    /// ```
     pub fn is_no_runtime(&self) -> bool {
         self.0 == BuildKind::NoRuntime
     }
 
     /// The tokio runtime was built without its timer (`enable_time` or
     /// `enable_all`), which the driver sleeps on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap(); // no timer
+    /// let _entered = rt.enter();
+    /// let err = hashwheel::Wheel::builder().build().unwrap_err();
+    /// assert!(err.is_no_timer());
+    /// ```
     pub fn is_no_timer(&self) -> bool {
         self.0 == BuildKind::NoTimer
     }
 
     /// [`Builder::build_default`](crate::Builder::build_default) was called
     /// on a runtime that already has a live default wheel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// // The runtime's first timer builds its default wheel.
+    /// hashwheel::sleep(Duration::from_millis(1)).await;
+    /// let err = hashwheel::Wheel::builder().build_default().unwrap_err();
+    /// assert!(err.is_default_exists());
+    /// # }
+    /// ```
     pub fn is_default_exists(&self) -> bool {
         self.0 == BuildKind::DefaultExists
     }
@@ -271,7 +375,7 @@ impl fmt::Display for BuildError {
             BuildKind::ZeroMaxPending => "max_pending must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
             BuildKind::TooManyBuckets => {
-                "slots × shards must be at most 2^30 (every bucket costs 12 bytes up front)"
+                "slots × shards must be at most 2^30 (every bucket costs 24 bytes and a bit, allocated up front)"
             }
             BuildKind::ZeroMetricsInterval => "metrics_interval must be more than zero",
             BuildKind::DefaultExists => {

@@ -43,29 +43,124 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Timers in the wheel that have not fired yet.
+    /// Timers in the wheel that have not fired yet. A timer counts from its
+    /// first poll, when it registers, until it fires or is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let sleep = tokio::spawn(wheel.sleep(Duration::from_secs(1)));
+    /// assert_eq!(wheel.metrics().num_pending(), 0); // not polled yet
+    /// tokio::task::yield_now().await; // the task polls it: it registers
+    /// assert_eq!(wheel.metrics().num_pending(), 1);
+    /// sleep.await.unwrap();
+    /// assert_eq!(wheel.metrics().num_pending(), 0);
+    /// # }
+    /// ```
     pub fn num_pending(&self) -> usize {
         self.num_pending
     }
 
-    /// Entries the wheel's slabs hold: pending timers plus those that have
-    /// fired but whose future has not yet been polled or dropped.
+    /// Timers the wheel holds: the pending ones plus fired ones whose result
+    /// has not been taken yet, such as a fired [`Delay`](crate::Delay) that
+    /// has not been polled or dropped since.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// use std::future::Future;
+    /// use std::pin::Pin;
+    /// use std::task::Poll;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let mut delay = wheel.delay(Duration::from_millis(10));
+    /// // Poll it once, so that it registers.
+    /// std::future::poll_fn(|cx| {
+    ///     assert!(Pin::new(&mut delay).poll(cx).is_pending());
+    ///     Poll::Ready(())
+    /// })
+    /// .await;
+    /// tokio::time::advance(Duration::from_millis(20)).await;
+    /// // It has fired, but nobody has polled it since.
+    /// let m = wheel.metrics();
+    /// assert_eq!((m.num_pending(), m.num_entries()), (0, 1));
+    /// drop(delay);
+    /// assert_eq!(wheel.metrics().num_entries(), 0);
+    /// # }
+    /// ```
     pub fn num_entries(&self) -> usize {
         self.num_entries
     }
 
-    /// The number of shards.
+    /// How many worker threads can make timers on the wheel at once without
+    /// waiting on each other: the wheel's [`shards`](crate::Builder::shards)
+    /// setting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().shards(2).build().unwrap();
+    /// assert_eq!(wheel.metrics().num_shards(), 2);
+    /// # let _ = Duration::ZERO;
+    /// # }
+    /// ```
     pub fn num_shards(&self) -> usize {
         self.num_shards
     }
 
     /// Timers the driver has fired.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// wheel.delay(Duration::from_millis(5)).await.unwrap();
+    /// assert_eq!(wheel.metrics().fired_count(), 2);
+    /// # }
+    /// ```
     pub fn fired_count(&self) -> u64 {
         self.fired_count
     }
 
     /// Timers removed before they fired: dropped, cancelled through a handle,
     /// or moved to a deadline that had already passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let delay = wheel.delay(Duration::from_secs(60));
+    /// let handle = delay.handle();
+    /// let waiter = tokio::spawn(delay);
+    /// tokio::task::yield_now().await; // the task polls it: it registers
+    /// handle.cancel();
+    /// assert!(waiter.await.unwrap().unwrap_err().is_cancelled());
+    /// let m = wheel.metrics();
+    /// assert_eq!((m.cancelled_count(), m.fired_count()), (1, 0));
+    /// # }
+    /// ```
     pub fn cancelled_count(&self) -> u64 {
         self.cancelled_count
     }
@@ -74,11 +169,58 @@ impl Metrics {
     /// tick with work, or its task, run for a registration that needs an
     /// earlier tick or a batch too big for the alarm. An idle wheel does not
     /// wake.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// let woken = wheel.metrics().driver_wakeups_count();
+    /// assert!(woken >= 1);
+    /// // An hour with no timers: the driver sleeps through it.
+    /// tokio::time::sleep(Duration::from_secs(3600)).await;
+    /// assert_eq!(wheel.metrics().driver_wakeups_count(), woken);
+    /// # }
+    /// ```
     pub fn driver_wakeups_count(&self) -> u64 {
         self.driver_wakeups_count
     }
 
     /// Wakers that panicked when the driver woke them. The driver goes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// use std::future::Future;
+    /// use std::pin::Pin;
+    /// use std::sync::Arc;
+    /// use std::task::{Context, Wake, Waker};
+    ///
+    /// struct Panics;
+    /// impl Wake for Panics {
+    ///     fn wake(self: Arc<Self>) {
+    ///         panic!("a broken waker");
+    ///     }
+    /// }
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let waker = Waker::from(Arc::new(Panics));
+    /// let mut sleep = wheel.sleep(Duration::from_millis(10));
+    /// assert!(Pin::new(&mut sleep).poll(&mut Context::from_waker(&waker)).is_pending());
+    /// tokio::time::advance(Duration::from_millis(20)).await;
+    /// assert_eq!(wheel.metrics().waker_panic_count(), 1);
+    /// // The wheel still works.
+    /// wheel.sleep(Duration::from_millis(10)).await;
+    /// # }
+    /// ```
     pub fn waker_panic_count(&self) -> u64 {
         self.waker_panic_count
     }
@@ -90,6 +232,19 @@ impl Metrics {
     /// the `metrics` feature publishes the count as
     /// `hashwheel_driver_panics_total`. (Checked with an injected fault by
     /// the driver's own unit tests.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(wheel.metrics().driver_panic_count(), 0); // a healthy driver
+    /// # }
+    /// ```
     pub fn driver_panic_count(&self) -> u64 {
         self.driver_panic_count
     }
@@ -102,6 +257,26 @@ impl Metrics {
     /// ran it (its first, one after an idle period, one for a new earliest
     /// timer); checked by `tests/wheel_metrics.rs` and
     /// `tests/stall_events.rs`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(10)).await;
+    /// assert_eq!(wheel.metrics().max_driver_lag(), Duration::ZERO); // on time
+    ///
+    /// let sleep = tokio::spawn(wheel.sleep(Duration::from_millis(10)));
+    /// tokio::task::yield_now().await; // it registers for 10 ms from now
+    /// // Nothing runs until 35 ms from now: the driver runs 25 ms late.
+    /// tokio::time::advance(Duration::from_millis(35)).await;
+    /// sleep.await.unwrap();
+    /// assert_eq!(wheel.metrics().max_driver_lag(), Duration::from_millis(25));
+    /// # }
+    /// ```
     pub fn max_driver_lag(&self) -> Duration {
         self.max_driver_lag
     }
@@ -110,6 +285,22 @@ impl Metrics {
     /// or delay (a timer registers on its first poll), and again after a
     /// reset that has to register it anew. Each is, at any time, pending,
     /// fired, cancelled, or ended by a shutdown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let unpolled = wheel.sleep(Duration::from_secs(1));
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// drop(unpolled); // never polled: it never registered
+    /// let m = wheel.metrics();
+    /// assert_eq!((m.registered_count(), m.fired_count()), (1, 1));
+    /// # }
+    /// ```
     pub fn registered_count(&self) -> u64 {
         self.registered_count
     }
@@ -118,6 +309,21 @@ impl Metrics {
     /// timers were alive already: each `try_` constructor that returned an
     /// error for which [`is_at_capacity`](crate::error::Error::is_at_capacity)
     /// holds, and each plain constructor that panicked for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let _held = wheel.sleep(Duration::from_secs(1));
+    /// assert!(wheel.try_delay(Duration::from_secs(1)).is_err());
+    /// assert!(wheel.try_sleep(Duration::from_secs(1)).is_err());
+    /// assert_eq!(wheel.metrics().rejected_count(), 2);
+    /// # }
+    /// ```
     pub fn rejected_count(&self) -> u64 {
         self.rejected_count
     }
@@ -167,6 +373,25 @@ impl Metrics {
     ///
     /// When `bucket` is not below
     /// [`driver_lag_histogram_num_buckets`](Metrics::driver_lag_histogram_num_buckets).
+    ///
+    /// ```should_panic
+    /// let m = hashwheel::Metrics::default();
+    /// m.driver_lag_histogram_bucket_range(m.driver_lag_histogram_num_buckets());
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let m = hashwheel::Metrics::default();
+    /// let us = Duration::from_micros;
+    /// assert_eq!(m.driver_lag_histogram_bucket_range(0), Duration::ZERO..us(1));
+    /// assert_eq!(m.driver_lag_histogram_bucket_range(1), us(1)..us(2));
+    /// assert_eq!(m.driver_lag_histogram_bucket_range(4), us(8)..us(16));
+    /// let last = m.driver_lag_histogram_num_buckets() - 1;
+    /// assert_eq!(m.driver_lag_histogram_bucket_range(last).end, Duration::MAX);
+    /// ```
     #[track_caller]
     pub fn driver_lag_histogram_bucket_range(&self, bucket: usize) -> Range<Duration> {
         stats::bucket_range(bucket)
@@ -178,6 +403,30 @@ impl Metrics {
     ///
     /// When `bucket` is not below
     /// [`driver_lag_histogram_num_buckets`](Metrics::driver_lag_histogram_num_buckets).
+    ///
+    /// ```should_panic
+    /// let m = hashwheel::Metrics::default();
+    /// m.driver_lag_histogram_bucket_count(m.driver_lag_histogram_num_buckets());
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// wheel.sleep(Duration::from_millis(5)).await; // fired on time
+    /// let m = wheel.metrics();
+    /// // A pass on time has a lag under 1 µs: bucket 0.
+    /// assert_eq!(m.driver_lag_histogram_bucket_count(0), 1);
+    /// let passes: u64 = (0..m.driver_lag_histogram_num_buckets())
+    ///     .map(|i| m.driver_lag_histogram_bucket_count(i))
+    ///     .sum();
+    /// assert_eq!(passes, 1);
+    /// # }
+    /// ```
     #[track_caller]
     pub fn driver_lag_histogram_bucket_count(&self, bucket: usize) -> u64 {
         assert!(
@@ -196,6 +445,26 @@ impl Metrics {
     /// # Panics
     ///
     /// When `q` is not within `0.0..=1.0`.
+    ///
+    /// ```should_panic
+    /// hashwheel::Metrics::default().driver_lag_quantile(1.5);
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// assert_eq!(wheel.metrics().driver_lag_quantile(0.99), None); // nothing measured yet
+    ///
+    /// wheel.sleep(Duration::from_millis(5)).await; // fired on time
+    /// let p99 = wheel.metrics().driver_lag_quantile(0.99).unwrap();
+    /// assert!(p99 <= Duration::from_micros(1));
+    /// # }
+    /// ```
     #[track_caller]
     pub fn driver_lag_quantile(&self, q: f64) -> Option<Duration> {
         assert!((0.0..=1.0).contains(&q), "quantile {q} is not within 0..=1");

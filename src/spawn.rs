@@ -63,10 +63,6 @@ impl Wheel {
     /// Like [`spawn_after`](Wheel::spawn_after), but returns an error where
     /// it would panic.
     ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime.
-    ///
     /// # Errors
     ///
     /// [`Error::is_no_runtime`] outside a tokio runtime (there is nowhere
@@ -106,6 +102,30 @@ impl Wheel {
     ///
     /// Outside a tokio runtime, or when the wheel is at capacity;
     /// [`try_spawn_at`](Wheel::try_spawn_at) returns an error instead.
+    ///
+    /// ```should_panic
+    /// // No runtime here: nowhere to spawn.
+    /// # let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// # let wheel = rt.block_on(async { hashwheel::Wheel::new() });
+    /// let _handle = wheel.spawn_at(tokio::time::Instant::now(), async {});
+    /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let at = Instant::now() + Duration::from_millis(250);
+    /// let (tx, rx) = tokio::sync::oneshot::channel();
+    /// let handle = wheel.spawn_at(at, async move { tx.send(Instant::now()).unwrap() });
+    /// assert_eq!(rx.await.unwrap(), at);
+    /// assert!(handle.is_expired());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
     where
@@ -120,10 +140,6 @@ impl Wheel {
 
     /// Like [`spawn_at`](Wheel::spawn_at), but returns an error where it
     /// would panic.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime.
     ///
     /// # Errors
     ///

@@ -139,6 +139,23 @@ impl TimeoutLayer {
     /// Building it looks nothing up: it can be made outside a runtime; the
     /// service it makes panics if called outside one, or in one built
     /// without its timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use hashwheel::tower::TimeoutLayer;
+    /// use tower::{service_fn, Layer, ServiceExt};
+    ///
+    /// let layer = TimeoutLayer::new(Duration::from_secs(5));
+    /// let fast = layer.layer(service_fn(|req: u32| async move {
+    ///     Ok::<_, std::convert::Infallible>(req + 1)
+    /// }));
+    /// assert_eq!(fast.oneshot(41).await.unwrap(), 42);
+    /// # }
+    /// ```
     pub fn new(timeout: Duration) -> TimeoutLayer {
         TimeoutLayer {
             timeout,

@@ -23,28 +23,28 @@ use crate::metrics::Metrics;
 /// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and of
 /// the Linux timer wheel:
 ///
-/// - Time is cut into ticks ([`Builder::tick`](crate::Builder::tick), 1 ms by default) that end on
-///   tokio's own millisecond boundaries. A deadline rounds **up** to the end
-///   of its tick, so with 1 ms ticks a timer fires at the millisecond
-///   tokio's timer would, never before its deadline.
+/// - Time is cut into ticks ([`Builder::tick`](crate::Builder::tick),
+///   1 ms by default) that end on tokio's own millisecond boundaries. A
+///   deadline rounds **up** to the end of its tick, so with 1 ms ticks a
+///   timer fires at the millisecond tokio's timer would, never before its
+///   deadline.
 /// - A ring of `slots` buckets (4096 by default): a timer due at tick `t`
 ///   waits in bucket `t mod slots`, keeping its absolute tick, so a timer
 ///   whole turns away stays in its bucket until its turn comes.
-/// - Timers live in a slab; each bucket is a doubly linked list of slab
-///   keys. Registering and cancelling are O(1); expiry is O(1) per expired
-///   timer plus a look at the buckets with work, which a bitmap of occupied
-///   buckets finds 64 at a time.
-/// - The wheel is split into shards, each behind its own lock, and a thread
-///   makes its timers in its own shard, so workers do not contend.
+/// - Each bucket is a doubly linked list of timers. Registering and
+///   cancelling are O(1); expiry is O(1) per expired timer plus a look at
+///   the buckets with work, which a bitmap of occupied buckets finds 64 at
+///   a time.
+/// - Worker threads making and cancelling timers at the same time seldom
+///   wait on each other (see [`Builder::shards`](crate::Builder::shards)).
 /// - Most timers are cancelled long before they are due: a new timer waits
-///   in a short unfiled batch before it is linked into its bucket, and one
-///   cancelled there is removed without touching any bucket.
-/// - A deadline moved later is written to the timer's own atomic word and
-///   the timer stays where it is; after the first such move no lock is
-///   taken. The driver files the timer again when it meets it, and wakes
-///   no one at the old deadline.
-/// - A poll with the waker the timer already holds, before its tick, takes
-///   no lock: it reads the shard's processed tick and the shutdown flag.
+///   in a short batch before it joins its bucket, and one cancelled there
+///   is removed without touching any bucket.
+/// - A deadline moved later costs O(1) and leaves the timer where it is;
+///   the driver moves it when the old deadline comes, and wakes no one
+///   then.
+/// - Polling a timer before its tick, with the waker it already holds,
+///   costs O(1) and waits on no other thread.
 /// - One driver task sleeps on a single tokio `Sleep` until the next tick
 ///   with work, so an idle wheel never wakes. Its pass runs inside tokio's
 ///   own timer processing, so timers are woken in the same step as tokio's
@@ -155,17 +155,62 @@ impl Wheel {
         }
     }
 
-    /// The tick: the wheel's resolution.
+    /// The tick: the wheel's resolution (see
+    /// [`Builder::tick`](crate::Builder::tick)). A deadline rounds up to the
+    /// end of its tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(hashwheel::Wheel::new().tick(), Duration::from_millis(1));
+    /// let coarse = hashwheel::Wheel::builder().tick(Duration::from_millis(100)).build()?;
+    /// assert_eq!(coarse.tick(), Duration::from_millis(100));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tick(&self) -> Duration {
         self.handle.tick()
     }
 
-    /// The number of buckets (a power of two).
+    /// The number of buckets (a power of two; see
+    /// [`Builder::slots`](crate::Builder::slots)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
+    /// assert_eq!(hashwheel::Wheel::new().slots(), 4096);
+    /// let small = hashwheel::Wheel::builder().slots(100).build()?;
+    /// assert_eq!(small.slots(), 128);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn slots(&self) -> usize {
         self.handle.slots()
     }
 
-    /// A snapshot of the wheel's counters.
+    /// A snapshot of the wheel's counters: it does not change as the wheel
+    /// goes on; call again for fresh numbers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let wheel = hashwheel::Wheel::new();
+    /// let before = wheel.metrics();
+    /// wheel.sleep(Duration::from_millis(5)).await;
+    /// assert_eq!(before.fired_count(), 0); // a snapshot
+    /// assert_eq!(wheel.metrics().fired_count(), 1);
+    /// # }
+    /// ```
     pub fn metrics(&self) -> Metrics {
         let s = self.handle.snapshot();
         Metrics {
@@ -212,7 +257,22 @@ impl Wheel {
         self.handle.shutdown()
     }
 
-    /// Whether the wheel has shut down.
+    /// Whether the wheel has shut down: through
+    /// [`shutdown`](Wheel::shutdown), or because the runtime that ran it is
+    /// gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let wheel = hashwheel::Wheel::new();
+    /// assert!(!wheel.is_shutdown());
+    /// wheel.shutdown();
+    /// assert!(wheel.is_shutdown());
+    /// assert!(wheel.clone().is_shutdown()); // every clone is the same wheel
+    /// # }
+    /// ```
     #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()

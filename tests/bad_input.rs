@@ -133,11 +133,11 @@ fn slots_beyond_their_maximum_are_an_error() {
 
 #[test]
 fn slots_times_shards_beyond_2_pow_30_is_an_error_not_an_abort() {
-    // 2^30 slots in two shards would fill 24 GiB of buckets at build time.
+    // 2^30 slots in two shards would fill 48 GiB of buckets at build time.
     let e = build_err(Wheel::builder().slots(1 << 30).shards(2));
     assert_eq!(
         e,
-        "slots × shards must be at most 2^30 (every bucket costs 12 bytes up front)"
+        "slots × shards must be at most 2^30 (every bucket costs 24 bytes and a bit, allocated up front)"
     );
     let e = build_err(Wheel::builder().slots(1 << 21).shards(1024));
     assert!(e.starts_with("slots × shards must be at most 2^30"), "{e}");

@@ -22,7 +22,8 @@ const MAX_TICK_NS: u128 = 1 << 62;
 const MAX_SLOTS: usize = 1 << 30;
 const MAX_SHARDS: usize = 1024;
 /// Accepted wheels with more buckets than this are not built here: each
-/// bucket is allocated up front (12 bytes), and 2^30 of them are 12 GiB.
+/// bucket is allocated up front (24 bytes and a bit), and 2^30 of them are
+/// over 24 GiB.
 const BUILT_BUCKETS: usize = 1 << 18;
 
 #[derive(Debug, Clone)]

@@ -32,11 +32,12 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 /// Far deadlines behave as with tokio: a duration whose sum with now
 /// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
 /// `tokio::time::sleep` puts it, and a deadline more than 2^63 ns (about 292
-/// years) after the wheel's origin is clamped to that horizon. Either way
+/// years) after the wheel was built is moved to that point. Either way
 /// the sleep completes there, so a paused-clock test that awaits it
-/// auto-advances to it instead of hanging; nothing overflows or panics. After the wheel shuts
-/// down, or its runtime goes away, a pending `Sleep` completes as if its
-/// deadline had passed, so that no task waits forever on a dead wheel.
+/// auto-advances to it instead of hanging; nothing overflows or panics.
+/// After the wheel shuts down, or its runtime goes away, a pending `Sleep`
+/// completes as if its deadline had passed, so that no task waits forever
+/// on a dead wheel.
 ///
 /// # Cancel safety
 ///
