@@ -13,10 +13,10 @@ use crate::engine::clock;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::Core;
 use crate::engine::driver;
+use crate::engine::lag::LAG_BUCKETS;
 use crate::engine::publish::Telemetry;
 use crate::engine::shard::{Shard, ShardCounts};
 use crate::engine::shards::{ShardRef, Shards};
-use crate::engine::stats::LAG_BUCKETS;
 use crate::engine::sync::{Arc, Ordering};
 
 /// What a wheel has counted, at one moment.
@@ -30,7 +30,7 @@ pub(crate) struct Snapshot {
     pub(crate) max_lag: Duration,
     /// Timers refused at `max_pending`.
     pub(crate) rejected: u64,
-    /// The driver's lag, by bucket (see `engine::stats`).
+    /// The driver's lag, by bucket (see `engine::lag`).
     pub(crate) lag_buckets: [u64; LAG_BUCKETS],
 }
 
