@@ -3,6 +3,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
+use crate::engine::counts::Counts;
 use crate::engine::lag::{self, LAG_BUCKETS};
 
 /// Counters of a [`Wheel`](crate::Wheel), read by
@@ -27,47 +28,38 @@ use crate::engine::lag::{self, LAG_BUCKETS};
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Metrics {
-    pub(crate) num_pending: usize,
-    pub(crate) num_entries: usize,
-    pub(crate) num_shards: usize,
-    pub(crate) fired_count: u64,
-    pub(crate) cancelled_count: u64,
-    pub(crate) driver_wakeups_count: u64,
-    pub(crate) waker_panic_count: u64,
-    pub(crate) driver_panic_count: u64,
-    pub(crate) max_driver_lag: Duration,
-    pub(crate) registered_count: u64,
-    pub(crate) rejected_count: u64,
-    pub(crate) driver_lag_buckets: [u64; LAG_BUCKETS],
-}
+pub struct Metrics(Counts);
 
 impl Metrics {
+    pub(crate) fn new(counts: Counts) -> Metrics {
+        Metrics(counts)
+    }
+
     /// Timers in the wheel that have not fired yet.
     pub fn num_pending(&self) -> usize {
-        self.num_pending
+        self.0.pending
     }
 
     /// Entries the wheel's slabs hold: pending timers plus those that have
     /// fired but whose future has not yet been polled or dropped.
     pub fn num_entries(&self) -> usize {
-        self.num_entries
+        self.0.entries
     }
 
     /// The number of shards.
     pub fn num_shards(&self) -> usize {
-        self.num_shards
+        self.0.shards
     }
 
     /// Timers the driver has fired.
     pub fn fired_count(&self) -> u64 {
-        self.fired_count
+        self.0.fired
     }
 
     /// Timers removed before they fired: dropped, cancelled through a handle,
     /// or moved to a deadline that had already passed.
     pub fn cancelled_count(&self) -> u64 {
-        self.cancelled_count
+        self.0.cancelled
     }
 
     /// Times the driver has woken up: its alarm, run by tokio's timer at a
@@ -75,12 +67,12 @@ impl Metrics {
     /// earlier tick or a batch too big for the alarm. An idle wheel does not
     /// wake.
     pub fn driver_wakeups_count(&self) -> u64 {
-        self.driver_wakeups_count
+        self.0.wakeups
     }
 
     /// Wakers that panicked when the driver woke them. The driver goes on.
     pub fn waker_panic_count(&self) -> u64 {
-        self.waker_panic_count
+        self.0.waker_panics
     }
 
     /// Times the timer driver itself panicked (a bug in this crate, or a
@@ -91,7 +83,7 @@ impl Metrics {
     /// `hashwheel_driver_panics_total`. (Checked with an injected fault by
     /// the driver's own unit tests.)
     pub fn driver_panic_count(&self) -> u64 {
-        self.driver_panic_count
+        self.0.driver_panics
     }
 
     /// The longest a driver pass that fired timers ran after the end of the
@@ -103,7 +95,7 @@ impl Metrics {
     /// timer); checked by `tests/wheel_metrics.rs` and
     /// `tests/stall_events.rs`.
     pub fn max_driver_lag(&self) -> Duration {
-        self.max_driver_lag
+        self.0.max_lag
     }
 
     /// Timers the wheel has taken: every registration of a sleep, timeout
@@ -111,7 +103,7 @@ impl Metrics {
     /// reset that has to register it anew. Each is, at any time, pending,
     /// fired, cancelled, or ended by a shutdown.
     pub fn registered_count(&self) -> u64 {
-        self.registered_count
+        self.0.registered
     }
 
     /// Timers refused because [`max_pending`](crate::Builder::max_pending)
@@ -119,7 +111,7 @@ impl Metrics {
     /// error for which [`is_at_capacity`](crate::error::Error::is_at_capacity)
     /// holds, and each plain constructor that panicked for it.
     pub fn rejected_count(&self) -> u64 {
-        self.rejected_count
+        self.0.rejected
     }
 
     /// The number of buckets of the driver's lag histogram.
@@ -184,7 +176,7 @@ impl Metrics {
             bucket < LAG_BUCKETS,
             "lag histogram bucket {bucket} out of range (there are {LAG_BUCKETS})"
         );
-        self.driver_lag_buckets[bucket]
+        self.0.lag_buckets[bucket]
     }
 
     /// An upper bound of the `q`-quantile of the driver's lag (`0.99`: the
@@ -199,6 +191,6 @@ impl Metrics {
     #[track_caller]
     pub fn driver_lag_quantile(&self, q: f64) -> Option<Duration> {
         assert!((0.0..=1.0).contains(&q), "quantile {q} is not within 0..=1");
-        lag::quantile(&self.driver_lag_buckets, self.max_driver_lag, q)
+        lag::quantile(&self.0.lag_buckets, self.0.max_lag, q)
     }
 }

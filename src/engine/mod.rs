@@ -144,6 +144,7 @@
 pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod core;
+pub(crate) mod counts;
 pub(crate) mod driver;
 pub(crate) mod due_word;
 pub(crate) mod entry;

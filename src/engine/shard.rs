@@ -28,6 +28,7 @@ use std::task::{Poll, Waker};
 
 use super::due_word::{Chunk, Words};
 use crate::engine::core::Core;
+use crate::engine::counts::Counts;
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
 use crate::engine::wheel::{HashedWheel, Place, NEVER};
 
@@ -147,20 +148,6 @@ pub(crate) struct ShardPass {
     /// The earliest due tick among the entries this pass fired (`NEVER`:
     /// it fired none): how late the pass ran is measured from its end.
     pub(crate) earliest: u64,
-}
-
-/// A shard's counters.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct ShardCounts {
-    pub(crate) pending: usize,
-    pub(crate) fired: u64,
-    pub(crate) cancelled: u64,
-    pub(crate) entries: usize,
-    /// Entries ever registered: every one is pending, fired, cancelled or
-    /// drained by a shutdown, so this is their sum, and registering counts
-    /// nothing.
-    pub(crate) registered: u64,
-    pub(crate) drained: u64,
 }
 
 /// Short: every `Sleep` and `Wheel` prints its shards, whose slab and word
@@ -437,16 +424,15 @@ impl Shard {
         n
     }
 
-    pub(crate) fn counts(&self) -> ShardCounts {
+    /// Adds this shard's counts to `c`.
+    pub(crate) fn add_counts(&self, c: &mut Counts) {
         let s = lock(&self.state);
-        ShardCounts {
-            pending: s.pending(),
-            fired: s.fired,
-            cancelled: s.cancelled,
-            entries: s.wheel.len() - s.swept.len(),
-            registered: s.pending() as u64 + s.fired + s.cancelled + s.drained,
-            drained: s.drained,
-        }
+        c.pending += s.pending();
+        c.fired += s.fired;
+        c.cancelled += s.cancelled;
+        c.entries += s.wheel.len() - s.swept.len();
+        c.registered += s.pending() as u64 + s.fired + s.cancelled + s.drained;
+        c.drained += s.drained;
     }
 }
 

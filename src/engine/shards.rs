@@ -15,7 +15,8 @@ use std::cell::Cell;
 use std::task::Waker;
 
 use crate::engine::core::{Core, Stats};
-use crate::engine::shard::{Shard, ShardCounts};
+use crate::engine::counts::Counts;
+use crate::engine::shard::Shard;
 use crate::engine::sync::{Arc, Ordering};
 
 thread_local! {
@@ -162,17 +163,23 @@ impl Shards {
         n
     }
 
-    pub(crate) fn counts(&self) -> ShardCounts {
-        let mut total = ShardCounts::default();
+    /// The shards' counts, added up; the driver's are left at zero (see
+    /// [`all_counts`](Shards::all_counts)).
+    pub(crate) fn counts(&self) -> Counts {
+        let mut c = Counts {
+            shards: self.shards.len(),
+            ..Counts::default()
+        };
         for shard in self.shards.iter() {
-            let c = shard.counts();
-            total.pending += c.pending;
-            total.fired += c.fired;
-            total.cancelled += c.cancelled;
-            total.entries += c.entries;
-            total.registered += c.registered;
-            total.drained += c.drained;
+            shard.add_counts(&mut c);
         }
-        total
+        c
+    }
+
+    /// Every count of the wheel: the shards' and the driver's.
+    pub(crate) fn all_counts(&self) -> Counts {
+        let mut c = self.counts();
+        self.core.stats.add_counts(&mut c);
+        c
     }
 }
