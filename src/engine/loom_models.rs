@@ -172,7 +172,7 @@ impl Future for Sleep {
 /// A delay due at `ms` on the first shard.
 fn delay(shards: &Shards, ms: i64) -> Delay {
     let claim = ShardRef::new(&shards.shards[0]);
-    let entry = SharedEntry::delay_at(&claim, instant(&claim, ms));
+    let entry = SharedEntry::delay(&claim, claim.deadline_at(instant(&claim, ms)));
     Delay {
         entry,
         _claim: claim,

@@ -13,6 +13,11 @@
 
 use std::cell::Cell;
 use std::task::Waker;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::clock::Deadline;
 
 use crate::engine::core::{Core, Stats};
 use crate::engine::counts::Counts;
@@ -100,6 +105,20 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     #[inline]
     pub(crate) fn core(&self) -> &Core {
         &self.get().core
+    }
+
+    /// The deadline `d` from now on this wheel's clock: what a timer made
+    /// with a duration hands the engine.
+    #[inline]
+    pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
+        self.core().clock.deadline_after(d)
+    }
+
+    /// The deadline of `t` on this wheel's clock: what a timer made with
+    /// an instant hands the engine.
+    #[inline]
+    pub(crate) fn deadline_at(&self, t: Instant) -> Deadline {
+        self.core().clock.deadline_of(t)
     }
 }
 

@@ -18,7 +18,6 @@ use std::sync::atomic::Ordering;
 // `impl Wake`, which takes a std `Arc`.
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
@@ -210,18 +209,10 @@ impl Wake for SharedEntry {
 }
 
 impl SharedEntry {
-    /// The entry of a `Delay` due `duration` from now on the wheel of `shard`.
-    #[inline]
-    pub(crate) fn delay_after(shard: &ShardRef, duration: Duration) -> Arc<SharedEntry> {
-        let at = shard.core().clock.deadline_after(duration);
-        SharedEntry::new(shard.hold(), at, OnExpire::Wake(AtomicWaker::new()))
-    }
-
     /// The entry of a `Delay` due at `deadline` on the wheel of `shard`.
     #[inline]
-    pub(crate) fn delay_at(shard: &ShardRef, deadline: Instant) -> Arc<SharedEntry> {
-        let at = shard.core().clock.deadline_of(deadline);
-        SharedEntry::new(shard.hold(), at, OnExpire::Wake(AtomicWaker::new()))
+    pub(crate) fn delay(shard: &ShardRef, deadline: Deadline) -> Arc<SharedEntry> {
+        SharedEntry::new(shard.hold(), deadline, OnExpire::Wake(AtomicWaker::new()))
     }
 
     /// The instant at which the entry is due.
@@ -320,38 +311,9 @@ fn outcome(bits: u64) -> Poll<Outcome> {
 
 // ===== scheduled futures =====
 
-/// Schedules `future` to be spawned on `runtime` `duration` from now (Netty's
+/// Schedules `future` to be spawned on `runtime` at `deadline` (Netty's
 /// `newTimeout(task, delay)`); the entry is what its handles hold.
-pub(crate) fn schedule_after<F>(
-    shard: ShardRef,
-    duration: Duration,
-    runtime: tokio::runtime::Handle,
-    future: F,
-) -> Arc<SharedEntry>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let at = shard.core().clock.deadline_after(duration);
-    schedule(shard, at, runtime, future)
-}
-
-/// Schedules `future` to be spawned on `runtime` at `deadline`.
-pub(crate) fn schedule_at<F>(
-    shard: ShardRef,
-    deadline: Instant,
-    runtime: tokio::runtime::Handle,
-    future: F,
-) -> Arc<SharedEntry>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let at = shard.core().clock.deadline_of(deadline);
-    schedule(shard, at, runtime, future)
-}
-
-fn schedule<F>(
+pub(crate) fn schedule<F>(
     shard: ShardRef,
     deadline: Deadline,
     runtime: tokio::runtime::Handle,
