@@ -65,7 +65,7 @@ impl Delay {
     /// A delay `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Delay {
         Delay {
-            entry: SharedEntry::delay_after(&shard, duration),
+            entry: SharedEntry::delay(&shard, shard.deadline_after(duration)),
             _claim: shard,
         }
     }
@@ -73,7 +73,7 @@ impl Delay {
     /// A delay until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Delay {
         Delay {
-            entry: SharedEntry::delay_at(&shard, deadline),
+            entry: SharedEntry::delay(&shard, shard.deadline_at(deadline)),
             _claim: shard,
         }
     }

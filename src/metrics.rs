@@ -3,7 +3,8 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::engine::stats::{self, LAG_BUCKETS};
+use crate::engine::counts::Counts;
+use crate::engine::lag::{self, LAG_BUCKETS};
 
 /// Counters of a [`Wheel`](crate::Wheel), read by
 /// [`Wheel::metrics`](crate::Wheel::metrics).
@@ -27,22 +28,13 @@ use crate::engine::stats::{self, LAG_BUCKETS};
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Metrics {
-    pub(crate) num_pending: usize,
-    pub(crate) num_entries: usize,
-    pub(crate) num_shards: usize,
-    pub(crate) fired_count: u64,
-    pub(crate) cancelled_count: u64,
-    pub(crate) driver_wakeups_count: u64,
-    pub(crate) waker_panic_count: u64,
-    pub(crate) driver_panic_count: u64,
-    pub(crate) max_driver_lag: Duration,
-    pub(crate) registered_count: u64,
-    pub(crate) rejected_count: u64,
-    pub(crate) driver_lag_buckets: [u64; LAG_BUCKETS],
-}
+pub struct Metrics(Counts);
 
 impl Metrics {
+    pub(crate) fn new(counts: Counts) -> Metrics {
+        Metrics(counts)
+    }
+
     /// Timers in the wheel that have not fired yet. A timer counts from its
     /// first poll, when it registers, until it fires or is dropped.
     ///
@@ -63,7 +55,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn num_pending(&self) -> usize {
-        self.num_pending
+        self.0.pending
     }
 
     /// Timers the wheel holds: the pending ones plus fired ones whose result
@@ -98,7 +90,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn num_entries(&self) -> usize {
-        self.num_entries
+        self.0.entries
     }
 
     /// How many worker threads can make timers on the wheel at once without
@@ -118,7 +110,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn num_shards(&self) -> usize {
-        self.num_shards
+        self.0.shards
     }
 
     /// Timers the driver has fired.
@@ -137,7 +129,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn fired_count(&self) -> u64 {
-        self.fired_count
+        self.0.fired
     }
 
     /// Timers removed before they fired: dropped, cancelled through a handle,
@@ -162,7 +154,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn cancelled_count(&self) -> u64 {
-        self.cancelled_count
+        self.0.cancelled
     }
 
     /// Times the driver has woken up: its alarm, run by tokio's timer at a
@@ -187,7 +179,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn driver_wakeups_count(&self) -> u64 {
-        self.driver_wakeups_count
+        self.0.wakeups
     }
 
     /// Wakers that panicked when the driver woke them. The driver goes on.
@@ -222,7 +214,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn waker_panic_count(&self) -> u64 {
-        self.waker_panic_count
+        self.0.waker_panics
     }
 
     /// Times the timer driver itself panicked (a bug in this crate, or a
@@ -246,7 +238,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn driver_panic_count(&self) -> u64 {
-        self.driver_panic_count
+        self.0.driver_panics
     }
 
     /// The longest a driver pass that fired timers ran after the end of the
@@ -278,7 +270,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn max_driver_lag(&self) -> Duration {
-        self.max_driver_lag
+        self.0.max_lag
     }
 
     /// Timers the wheel has taken: every registration of a sleep, timeout
@@ -302,7 +294,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn registered_count(&self) -> u64 {
-        self.registered_count
+        self.0.registered
     }
 
     /// Timers refused because [`max_pending`](crate::Builder::max_pending)
@@ -325,7 +317,7 @@ impl Metrics {
     /// # }
     /// ```
     pub fn rejected_count(&self) -> u64 {
-        self.rejected_count
+        self.0.rejected
     }
 
     /// The number of buckets of the driver's lag histogram.
@@ -394,7 +386,7 @@ impl Metrics {
     /// ```
     #[track_caller]
     pub fn driver_lag_histogram_bucket_range(&self, bucket: usize) -> Range<Duration> {
-        stats::bucket_range(bucket)
+        lag::bucket_range(bucket)
     }
 
     /// How many driver passes ran with a lag in bucket `bucket`'s range.
@@ -433,7 +425,7 @@ impl Metrics {
             bucket < LAG_BUCKETS,
             "lag histogram bucket {bucket} out of range (there are {LAG_BUCKETS})"
         );
-        self.driver_lag_buckets[bucket]
+        self.0.lag_buckets[bucket]
     }
 
     /// An upper bound of the `q`-quantile of the driver's lag (`0.99`: the
@@ -468,6 +460,6 @@ impl Metrics {
     #[track_caller]
     pub fn driver_lag_quantile(&self, q: f64) -> Option<Duration> {
         assert!((0.0..=1.0).contains(&q), "quantile {q} is not within 0..=1");
-        stats::quantile(&self.driver_lag_buckets, self.max_driver_lag, q)
+        lag::quantile(&self.0.lag_buckets, self.0.max_lag, q)
     }
 }

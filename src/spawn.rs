@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::delay::TimeoutHandle;
-use crate::engine::entry::shared::{schedule_after, schedule_at};
+use crate::engine::entry::shared::schedule;
 use crate::error::Error;
 use crate::wheel::{try_claim_default, Wheel};
 
@@ -90,9 +90,8 @@ impl Wheel {
     {
         let runtime = current_runtime()?;
         let shard = self.claim()?;
-        Ok(TimeoutHandle::of(schedule_after(
-            shard, duration, runtime, future,
-        )))
+        let at = shard.deadline_after(duration);
+        Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
     }
 
     /// Spawns `future` on the current runtime at `deadline`; see
@@ -163,9 +162,8 @@ impl Wheel {
     {
         let runtime = current_runtime()?;
         let shard = self.claim()?;
-        Ok(TimeoutHandle::of(schedule_at(
-            shard, deadline, runtime, future,
-        )))
+        let at = shard.deadline_at(deadline);
+        Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
     }
 }
 
@@ -250,9 +248,8 @@ where
 {
     let shard = try_claim_default()?;
     let runtime = current_runtime()?;
-    Ok(TimeoutHandle::of(schedule_after(
-        shard, duration, runtime, future,
-    )))
+    let at = shard.deadline_after(duration);
+    Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
 }
 
 /// Spawns `future` on the current runtime at `deadline`, through the
@@ -319,7 +316,6 @@ where
 {
     let shard = try_claim_default()?;
     let runtime = current_runtime()?;
-    Ok(TimeoutHandle::of(schedule_at(
-        shard, deadline, runtime, future,
-    )))
+    let at = shard.deadline_at(deadline);
+    Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
 }

@@ -212,21 +212,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn metrics(&self) -> Metrics {
-        let s = self.handle.snapshot();
-        Metrics {
-            num_pending: s.counts.pending,
-            num_entries: s.counts.entries,
-            num_shards: s.shards,
-            fired_count: s.counts.fired,
-            cancelled_count: s.counts.cancelled,
-            driver_wakeups_count: s.wakeups,
-            waker_panic_count: s.waker_panics,
-            driver_panic_count: s.driver_panics,
-            max_driver_lag: s.max_lag,
-            registered_count: s.counts.registered,
-            rejected_count: s.rejected,
-            driver_lag_buckets: s.lag_buckets,
-        }
+        Metrics::new(self.handle.counts())
     }
 
     /// Stops the driver and wakes every pending timer: a [`Delay`](crate::Delay) resolves

@@ -160,7 +160,7 @@ impl Clock {
     /// `tokio::time::advance` parks it, so a sleep first polled after an
     /// `advance` past its deadline completes at once; the wheel's driver
     /// may not have run since. On a multi-thread runtime tokio answers from
-    /// its driver's last pass, which the shard's processed tick stands in
+    /// its driver's last pass, which the shard's elapsed tick stands in
     /// for: no clock read.
     #[inline]
     pub(crate) fn pausable(&self) -> bool {
@@ -355,7 +355,7 @@ fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> TokioTi
         boundary,
         fires_at_once: true,
     };
-    // Nothing after now has been processed.
+    // Nothing after now has elapsed.
     let mut hi = later(now, Duration::from_nanos(1));
     if fires(hi) {
         return found(None);

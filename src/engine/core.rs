@@ -15,7 +15,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::clock::Clock;
-use crate::engine::stats::LagHistogram;
+use crate::engine::counts::Counts;
+use crate::engine::lag::LagHistogram;
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// What a timer made beyond a wheel's `max_pending` bound is told.
@@ -64,6 +65,22 @@ pub(crate) struct Stats {
     pub(crate) rejected: AtomicU64,
     /// The driver's lag, per measured pass.
     pub(crate) lag: LagHistogram,
+}
+
+impl Stats {
+    /// Adds the driver's counts to `c` (its `max_lag`: the larger).
+    pub(crate) fn add_counts(&self, c: &mut Counts) {
+        c.wakeups += self.wakeups.load(Ordering::Relaxed);
+        c.waker_panics += self.waker_panics.load(Ordering::Relaxed);
+        c.driver_panics += self.driver_panics.load(Ordering::Relaxed);
+        c.max_lag = c.max_lag.max(Duration::from_nanos(
+            self.max_lag_ns.load(Ordering::Relaxed),
+        ));
+        c.rejected += self.rejected.load(Ordering::Relaxed);
+        for (sum, n) in c.lag_buckets.iter_mut().zip(self.lag.counts()) {
+            *sum += n;
+        }
+    }
 }
 
 impl Core {

@@ -12,27 +12,12 @@ use std::time::Duration;
 use crate::engine::clock;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::Core;
+use crate::engine::counts::Counts;
 use crate::engine::driver;
 use crate::engine::publish::Telemetry;
-use crate::engine::shard::{Shard, ShardCounts};
+use crate::engine::shard::Shard;
 use crate::engine::shards::{ShardRef, Shards};
-use crate::engine::stats::LAG_BUCKETS;
 use crate::engine::sync::{Arc, Ordering};
-
-/// What a wheel has counted, at one moment.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Snapshot {
-    pub(crate) counts: ShardCounts,
-    pub(crate) shards: usize,
-    pub(crate) wakeups: u64,
-    pub(crate) waker_panics: u64,
-    pub(crate) driver_panics: u64,
-    pub(crate) max_lag: Duration,
-    /// Timers refused at `max_pending`.
-    pub(crate) rejected: u64,
-    /// The driver's lag, by bucket (see `engine::stats`).
-    pub(crate) lag_buckets: [u64; LAG_BUCKETS],
-}
 
 /// A running wheel: its shards, and a count among its handles.
 #[derive(Debug, Clone)]
@@ -139,19 +124,8 @@ impl WheelHandle {
     }
 
     /// The shards' counts, added up, and the driver's.
-    pub(crate) fn snapshot(&self) -> Snapshot {
-        let shards = self.shards();
-        let stats = &shards.core.stats;
-        Snapshot {
-            counts: shards.counts(),
-            shards: shards.shards.len(),
-            wakeups: stats.wakeups.load(Ordering::Relaxed),
-            waker_panics: stats.waker_panics.load(Ordering::Relaxed),
-            driver_panics: stats.driver_panics.load(Ordering::Relaxed),
-            max_lag: Duration::from_nanos(stats.max_lag_ns.load(Ordering::Relaxed)),
-            rejected: stats.rejected.load(Ordering::Relaxed),
-            lag_buckets: stats.lag.counts(),
-        }
+    pub(crate) fn counts(&self) -> Counts {
+        self.shards().all_counts()
     }
 
     /// Shuts the wheel down; returns how many timers were pending.

@@ -168,10 +168,12 @@ pub(crate) fn stopped(telemetry: &Telemetry, shards: &Shards) {
 
 // ===== the counts =====
 
-/// What a wheel publishes, read from its shards and its core.
+/// The counts a wheel publishes (a part of its
+/// [`Counts`](crate::engine::counts::Counts)), as they add up over the
+/// wheels of one name.
 #[cfg(feature = "metrics")]
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Counts {
+struct Published {
     pending: u64,
     registered: u64,
     fired: u64,
@@ -181,23 +183,22 @@ struct Counts {
 }
 
 #[cfg(feature = "metrics")]
-impl Counts {
-    fn read(shards: &Shards) -> Counts {
-        use crate::engine::sync::Ordering;
-        let c = shards.counts();
-        Counts {
+impl Published {
+    fn read(shards: &Shards) -> Published {
+        let c = shards.all_counts();
+        Published {
             pending: c.pending as u64,
             registered: c.registered,
             fired: c.fired,
             cancelled: c.cancelled,
-            rejected: shards.core.stats.rejected.load(Ordering::Relaxed),
-            driver_panics: shards.core.stats.driver_panics.load(Ordering::Relaxed),
+            rejected: c.rejected,
+            driver_panics: c.driver_panics,
         }
     }
 
     /// Adds what changed from `old` to `new` (the same wheel's counts,
     /// read later; its counters only grow).
-    fn add_change(&mut self, old: &Counts, new: &Counts) {
+    fn add_change(&mut self, old: &Published, new: &Published) {
         self.pending = self.pending - old.pending + new.pending;
         self.registered += new.registered.saturating_sub(old.registered);
         self.fired += new.fired.saturating_sub(old.fired);
@@ -210,7 +211,7 @@ impl Counts {
 /// Every name's published counts: the sum over the wheels of that name of
 /// what each last published (see the module docs). A handful of rows.
 #[cfg(feature = "metrics")]
-static TOTALS: std::sync::Mutex<Vec<(Cow<'static, str>, Counts)>> =
+static TOTALS: std::sync::Mutex<Vec<(Cow<'static, str>, Published)>> =
     std::sync::Mutex::new(Vec::new());
 
 #[cfg(feature = "metrics")]
@@ -233,7 +234,7 @@ mod facade {
     use tokio::sync::Notify;
     use tokio::time::Instant;
 
-    use super::{lock, names, Counts, TOTALS};
+    use super::{lock, names, Published, TOTALS};
     use crate::engine::clock::later;
     use crate::engine::shards::Shards;
 
@@ -255,7 +256,7 @@ mod facade {
         /// `lag`'s handle, from the recorder of the last publication.
         lag_handle: Mutex<Option<Histogram>>,
         /// What this wheel last added to its name's row of `TOTALS`.
-        last: Mutex<Counts>,
+        last: Mutex<Published>,
         /// Waiting for the driver's next pass (a paused clock only).
         parked: AtomicBool,
         wake: Notify,
@@ -276,7 +277,7 @@ mod facade {
                 driver_panics: key(names::DRIVER_PANICS),
                 lag: key(names::LAG),
                 lag_handle: Mutex::new(None),
-                last: Mutex::new(Counts::default()),
+                last: Mutex::new(Published::default()),
                 parked: AtomicBool::new(false),
                 wake: Notify::new(),
             }
@@ -347,14 +348,14 @@ mod facade {
     /// wheel's last publication.
     pub(super) fn publish(telemetry: &super::Telemetry, shards: &Shards) -> bool {
         let p = &telemetry.publisher;
-        let now = Counts::read(shards);
+        let now = Published::read(shards);
         let mut last = lock(&p.last);
         let changed = now != *last;
         let mut totals = lock(&TOTALS);
         let i = match totals.iter().position(|(n, _)| *n == telemetry.name) {
             Some(i) => i,
             None => {
-                totals.push((telemetry.name.clone(), Counts::default()));
+                totals.push((telemetry.name.clone(), Published::default()));
                 totals.len() - 1
             }
         };

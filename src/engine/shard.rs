@@ -9,7 +9,7 @@
 //! the data it runs on.
 //!
 //! - An entry carries the waker to wake; its due tick is in its word, in
-//!   the shard's [`Words`] (see `due_word`). `elapsed` is the processed line
+//!   the shard's [`Words`] (see `due_word`). `elapsed` is the elapsed line
 //!   of the protocol: written under the lock after each advance, read
 //!   without it.
 //! - A cancelled sleep's entry that the wheel has not filed yet (see
@@ -28,6 +28,7 @@ use std::task::{Poll, Waker};
 
 use super::due_word::{Chunk, Words};
 use crate::engine::core::Core;
+use crate::engine::counts::Counts;
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
 use crate::engine::wheel::{HashedWheel, Place, NEVER};
 
@@ -131,7 +132,7 @@ pub(crate) enum Reset {
 pub(crate) enum Registration {
     /// The timer has an entry under this key.
     Key(u32),
-    /// The tick has already been processed: the deadline has passed.
+    /// The tick has already elapsed: the deadline has passed.
     Elapsed,
     /// The wheel has shut down.
     Shutdown,
@@ -139,7 +140,7 @@ pub(crate) enum Registration {
 
 /// What one pass of the driver over a shard ([`Shard::expire`]) found.
 #[derive(Debug)]
-pub(crate) struct Pass {
+pub(crate) struct ShardPass {
     /// More entries are due: call again.
     pub(crate) more: bool,
     /// The earliest tick at which the shard can have work.
@@ -147,20 +148,6 @@ pub(crate) struct Pass {
     /// The earliest due tick among the entries this pass fired (`NEVER`:
     /// it fired none): how late the pass ran is measured from its end.
     pub(crate) earliest: u64,
-}
-
-/// A shard's counters.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct ShardCounts {
-    pub(crate) pending: usize,
-    pub(crate) fired: u64,
-    pub(crate) cancelled: u64,
-    pub(crate) entries: usize,
-    /// Entries ever registered: every one is pending, fired, cancelled or
-    /// drained by a shutdown, so this is their sum, and registering counts
-    /// nothing.
-    pub(crate) registered: u64,
-    pub(crate) drained: u64,
 }
 
 /// Short: every `Sleep` and `Wheel` prints its shards, whose slab and word
@@ -191,10 +178,10 @@ impl Shard {
         }
     }
 
-    /// Whether the tick `due` has been processed: a sleep's entry due then
+    /// Whether the tick `due` has elapsed: a sleep's entry due then
     /// belongs to the driver (see the module docs). No lock.
     #[inline]
-    pub(crate) fn has_passed(&self, due: u64) -> bool {
+    pub(crate) fn has_elapsed(&self, due: u64) -> bool {
         due <= self.elapsed.load(Ordering::Acquire)
     }
 
@@ -220,7 +207,7 @@ impl Shard {
 
     /// Polls a sleep's entry `key`, due at `due`.
     ///
-    /// `Ready` means its tick has been processed (the driver removes the
+    /// `Ready` means its tick has elapsed (the driver removes the
     /// entry, if it has not already) or the wheel shut down (the entry is
     /// removed here). Otherwise the entry keeps `waker`.
     pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
@@ -253,7 +240,7 @@ impl Shard {
     /// not earlier than `old`: the entry is then left for the driver to
     /// meet, even if the clock has passed `tick`). Returns
     /// [`Reset::Gone`] when the sleep no longer has an entry: its old tick
-    /// had been processed (the driver has it), the wheel shut down, or the
+    /// had elapsed (the driver has it), the wheel shut down, or the
     /// new tick has ended. In that last case the entry is removed and the
     /// waker it held is woken: the timer is due now, and its task must be
     /// told, as tokio's timer would tell it.
@@ -299,7 +286,7 @@ impl Shard {
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
     pub(crate) fn cancel(&self, key: u32, due: u64) {
-        if self.has_passed(due) {
+        if self.has_elapsed(due) {
             return;
         }
         let mut guard = lock(&self.state);
@@ -358,11 +345,11 @@ impl Shard {
 
     /// Advances the shard to `now` and moves up to `max` expired wakers
     /// into `out`.
-    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Pass {
+    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> ShardPass {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
         if s.shutdown {
-            return Pass {
+            return ShardPass {
                 more: false,
                 next: NEVER,
                 earliest: NEVER,
@@ -381,7 +368,7 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            match s.words.claim(key, now) {
+            match s.words.fire(key, now) {
                 Ok(due) => earliest = earliest.min(due),
                 Err(later) => {
                     // Its deadline moved later: file it again, wake no one.
@@ -398,7 +385,7 @@ impl Shard {
         }
         s.give_back_if_empty();
         s.fired += fired;
-        Pass {
+        ShardPass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
             earliest,
@@ -437,16 +424,15 @@ impl Shard {
         n
     }
 
-    pub(crate) fn counts(&self) -> ShardCounts {
+    /// Adds this shard's counts to `c`.
+    pub(crate) fn add_counts(&self, c: &mut Counts) {
         let s = lock(&self.state);
-        ShardCounts {
-            pending: s.pending(),
-            fired: s.fired,
-            cancelled: s.cancelled,
-            entries: s.wheel.len() - s.swept.len(),
-            registered: s.pending() as u64 + s.fired + s.cancelled + s.drained,
-            drained: s.drained,
-        }
+        c.pending += s.pending();
+        c.fired += s.fired;
+        c.cancelled += s.cancelled;
+        c.entries += s.wheel.len() - s.swept.len();
+        c.registered += s.pending() as u64 + s.fired + s.cancelled + s.drained;
+        c.drained += s.drained;
     }
 }
 

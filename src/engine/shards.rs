@@ -13,9 +13,15 @@
 
 use std::cell::Cell;
 use std::task::Waker;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::clock::Deadline;
 
 use crate::engine::core::{Core, Stats};
-use crate::engine::shard::{Shard, ShardCounts};
+use crate::engine::counts::Counts;
+use crate::engine::shard::Shard;
 use crate::engine::sync::{Arc, Ordering};
 
 thread_local! {
@@ -100,6 +106,20 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     pub(crate) fn core(&self) -> &Core {
         &self.get().core
     }
+
+    /// The deadline `d` from now on this wheel's clock: what a timer made
+    /// with a duration hands the engine.
+    #[inline]
+    pub(crate) fn deadline_after(&self, d: Duration) -> Deadline {
+        self.core().clock.deadline_after(d)
+    }
+
+    /// The deadline of `t` on this wheel's clock: what a timer made with
+    /// an instant hands the engine.
+    #[inline]
+    pub(crate) fn deadline_at(&self, t: Instant) -> Deadline {
+        self.core().clock.deadline_of(t)
+    }
 }
 
 impl<const CLAIMS: bool> Drop for ShardRef<CLAIMS> {
@@ -162,17 +182,23 @@ impl Shards {
         n
     }
 
-    pub(crate) fn counts(&self) -> ShardCounts {
-        let mut total = ShardCounts::default();
+    /// The shards' counts, added up; the driver's are left at zero (see
+    /// [`all_counts`](Shards::all_counts)).
+    pub(crate) fn counts(&self) -> Counts {
+        let mut c = Counts {
+            shards: self.shards.len(),
+            ..Counts::default()
+        };
         for shard in self.shards.iter() {
-            let c = shard.counts();
-            total.pending += c.pending;
-            total.fired += c.fired;
-            total.cancelled += c.cancelled;
-            total.entries += c.entries;
-            total.registered += c.registered;
-            total.drained += c.drained;
+            shard.add_counts(&mut c);
         }
-        total
+        c
+    }
+
+    /// Every count of the wheel: the shards' and the driver's.
+    pub(crate) fn all_counts(&self) -> Counts {
+        let mut c = self.counts();
+        self.core.stats.add_counts(&mut c);
+        c
     }
 }

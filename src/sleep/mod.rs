@@ -87,16 +87,18 @@ impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     #[inline]
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
+        let at = shard.deadline_after(duration);
         Sleep {
-            entry: OwnedEntry::after(shard, duration),
+            entry: OwnedEntry::new(shard, at),
         }
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
     #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
+        let at = shard.deadline_at(deadline);
         Sleep {
-            entry: OwnedEntry::until(shard, deadline),
+            entry: OwnedEntry::new(shard, at),
         }
     }
 
@@ -114,14 +116,16 @@ impl Sleep {
     /// `duration` from now.
     #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
-        self.entry.start(duration);
+        let at = self.entry.shard().deadline_after(duration);
+        self.entry.start(at);
     }
 
     /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
     /// `deadline`.
     #[inline]
     pub(crate) fn start_at(&mut self, deadline: Instant) {
-        self.entry.start_at(deadline);
+        let at = self.entry.shard().deadline_at(deadline);
+        self.entry.start(at);
     }
 
     /// The instant at which this sleep completes.

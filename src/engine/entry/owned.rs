@@ -14,7 +14,6 @@
 //!   shard passes it, never a stale one.
 
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -55,20 +54,6 @@ enum State {
 }
 
 impl OwnedEntry {
-    /// An entry due `duration` from now on the wheel of `shard`.
-    #[inline]
-    pub(crate) fn after(shard: ShardRef, duration: Duration) -> OwnedEntry {
-        let at = shard.core().clock.deadline_after(duration);
-        OwnedEntry::new(shard, at)
-    }
-
-    /// An entry due at `deadline` on the wheel of `shard`.
-    #[inline]
-    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> OwnedEntry {
-        let at = shard.core().clock.deadline_of(deadline);
-        OwnedEntry::new(shard, at)
-    }
-
     /// An entry on the wheel of `shard` whose deadline is set later, by
     /// [`start`](OwnedEntry::start), before its first poll or reset (for a
     /// `LazyTimeout` made on a held wheel).
@@ -77,20 +62,17 @@ impl OwnedEntry {
         OwnedEntry::new(shard, Deadline::ORIGIN)
     }
 
-    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
-    /// `duration` from now.
+    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep.
     #[inline]
-    pub(crate) fn start(&mut self, duration: Duration) {
+    pub(crate) fn start(&mut self, deadline: Deadline) {
         debug_assert!(self.state == State::Unchecked && !self.touched);
-        self.deadline = self.shard.core().clock.deadline_after(duration);
+        self.deadline = deadline;
     }
 
-    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
-    /// `deadline`.
+    /// The hold on the entry's shard.
     #[inline]
-    pub(crate) fn start_at(&mut self, deadline: Instant) {
-        debug_assert!(self.state == State::Unchecked && !self.touched);
-        self.deadline = self.shard.core().clock.deadline_of(deadline);
+    pub(crate) fn shard(&self) -> &ShardRef {
+        &self.shard
     }
 
     /// An entry due at `deadline`.
@@ -113,9 +95,9 @@ impl OwnedEntry {
     }
 
     /// Whether the timer has fired: it was polled or reset, and its tick
-    /// has ended (see [`ShardRef::has_ended`]).
+    /// has elapsed (see [`ShardRef::is_elapsed`]).
     pub(crate) fn is_elapsed(&self) -> bool {
-        self.state == State::Done || (self.touched && self.shard.has_ended(self.deadline))
+        self.state == State::Done || (self.touched && self.shard.is_elapsed(self.deadline))
     }
 
     /// Moves the deadline to `deadline`, whether or not the timer has
