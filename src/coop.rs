@@ -17,7 +17,6 @@ use tokio::task::coop;
 
 /// `Ready` when the task has budget left; otherwise `Pending`, with the
 /// task scheduled to run again after the runtime's other tasks.
-#[inline]
 pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
     if coop::has_budget_remaining() {
         Poll::Ready(())
@@ -29,7 +28,6 @@ pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 
 /// Spends a unit of the task's budget, for a timer that has completed
 /// after [`poll_budget`] found budget left.
-#[inline]
 pub(crate) fn spend(cx: &mut Context<'_>) {
     if let Poll::Ready(unit) = coop::poll_proceed(cx) {
         unit.made_progress();

@@ -213,7 +213,6 @@ impl Wheel {
     }
 
     /// Whether the wheel has shut down.
-    #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()
     }
@@ -225,7 +224,6 @@ impl Wheel {
 /// error outside a runtime, in one without its timer, or when the wheel is
 /// at capacity. What the free functions' `try_` forms make their timers
 /// from.
-#[inline]
 pub(crate) fn try_claim_default() -> Result<ShardRef, Error> {
     registry::claim().map_err(Error::from)
 }

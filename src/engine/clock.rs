@@ -79,7 +79,6 @@ pub(crate) fn instant_after(d: Duration) -> Instant {
 
 /// `d` in nanoseconds, if that fits an `i64`. Plain 64-bit arithmetic: this
 /// runs for every timer made.
-#[inline]
 fn nanos(d: Duration) -> Option<i64> {
     i64::try_from(d.as_secs())
         .ok()?
@@ -92,7 +91,6 @@ fn nanos(d: Duration) -> Option<i64> {
 /// `u64`; a test checks it). Written out because `ns / MS` next to
 /// `ns / tick_ns` under `if tick_ns == MS` is merged back into one `div`;
 /// a multiplication is not.
-#[inline]
 fn millis_in(ns: u64) -> u64 {
     const RECIPROCAL: u128 = 4_835_703_278_458_516_699;
     ((u128::from(ns) * RECIPROCAL) >> 82) as u64
@@ -157,7 +155,6 @@ impl Clock {
     /// may not have run since. On a multi-thread runtime tokio answers from
     /// its driver's last pass, which the shard's processed tick stands in
     /// for: no clock read.
-    #[inline]
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }
@@ -168,12 +165,10 @@ impl Clock {
 
     /// The deadline `t`: nanoseconds from the origin, clamped to
     /// [`HORIZON_NS`].
-    #[inline]
     pub(crate) fn deadline_of(&self, t: Instant) -> Deadline {
         Deadline(self.ns_of(t))
     }
 
-    #[inline]
     fn ns_of(&self, t: Instant) -> i64 {
         // One comparison and one subtraction of std's instants (tokio's
         // `>=` and `-` would compare twice).
@@ -215,13 +210,11 @@ impl Clock {
         self.instant_of(Deadline(i64::try_from(ns).unwrap_or(HORIZON_NS)))
     }
 
-    #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
     }
 
     /// The instant of `deadline` (saturating).
-    #[inline]
     pub(crate) fn instant_of(&self, deadline: Deadline) -> Instant {
         let ns = deadline.0;
         let d = Duration::from_nanos(ns.unsigned_abs());
@@ -251,7 +244,6 @@ impl Clock {
     /// Whole ticks in `ns`. This runs once or twice for every timer, and a
     /// 64-bit `div` is among the slowest integer instructions: the default
     /// 1 ms tick multiplies by the reciprocal instead (see [`millis_in`]).
-    #[inline]
     fn ticks_in(&self, ns: u64) -> u64 {
         if self.tick_ns == MS {
             millis_in(ns)
@@ -267,12 +259,10 @@ impl Clock {
     }
 
     /// The last tick that has ended by `t`.
-    #[inline]
     pub(crate) fn tick_at(&self, t: Instant) -> u64 {
         self.ticks_to(self.ns_of(t))
     }
 
-    #[inline]
     fn ticks_to(&self, ns: i64) -> u64 {
         match ns {
             n if n <= 0 => 0,

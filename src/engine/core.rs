@@ -87,7 +87,6 @@ impl Core {
         }
     }
 
-    #[inline]
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
     }
@@ -95,7 +94,6 @@ impl Core {
     // ===== capacity =====
 
     /// Counts one more live timer, unless `max_pending` are alive already.
-    #[inline]
     pub(crate) fn acquire(&self) -> bool {
         match self.max_pending {
             None => true,

@@ -87,12 +87,10 @@ impl WheelHandle {
         }
     }
 
-    #[inline]
     pub(crate) fn shards(&self) -> &Shards {
         &self.inner.shards
     }
 
-    #[inline]
     pub(crate) fn core(&self) -> &Core {
         &self.inner.shards.core
     }

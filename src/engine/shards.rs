@@ -26,7 +26,6 @@ static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 
 /// A number for the current thread, handed out round-robin, so that threads
 /// spread over the shards.
-#[inline]
 pub(crate) fn thread_hint() -> usize {
     SHARD_HINT.with(|c| {
         let v = c.get();
@@ -70,14 +69,12 @@ pub(crate) type ShardHold = ShardRef<false>;
 impl ShardRef {
     /// A claiming hold on `shard` for a live timer that the caller has
     /// already counted ([`Core::acquire`]).
-    #[inline]
     pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
         ShardRef(Some(shard.clone()))
     }
 
     /// A hold on `shard` for one more live timer; `None` when `max_pending`
     /// are alive already.
-    #[inline]
     pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
         shard.core.acquire().then(|| ShardRef::new(shard))
     }
@@ -89,14 +86,12 @@ impl ShardRef {
 }
 
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
-    #[inline]
     pub(crate) fn get(&self) -> &Shard {
         self.0
             .as_deref()
             .expect("shard reference is only taken in drop")
     }
 
-    #[inline]
     pub(crate) fn core(&self) -> &Core {
         &self.get().core
     }
@@ -135,7 +130,6 @@ impl Shards {
     }
 
     /// The shard for the current thread.
-    #[inline]
     pub(crate) fn current(&self) -> &Arc<Shard> {
         let n = self.shards.len();
         // A mask, not a division, for the usual power-of-two count: a `div`

@@ -191,7 +191,6 @@ impl<const N: usize> Timeouts<N> {
     /// returned `r`: `r`, or a timeout error instead of `Pending`. An
     /// operation of no direction (`None`: one the wrapper does not time)
     /// returns `r`.
-    #[inline]
     pub(crate) fn check<T>(
         &mut self,
         dir: Option<usize>,
@@ -216,7 +215,6 @@ impl<const N: usize> Timeouts<N> {
 
 impl<const N: usize> State<N> {
     /// An operation of `dir` completed (successfully when `ok`).
-    #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
         let d = &mut self.dirs[dir];
         if d.armed {

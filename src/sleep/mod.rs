@@ -84,7 +84,6 @@ pub struct Sleep {
 
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
-    #[inline]
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
         Sleep {
             entry: OwnedEntry::after(shard, duration),
@@ -92,7 +91,6 @@ impl Sleep {
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
-    #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
         Sleep {
             entry: OwnedEntry::until(shard, deadline),
@@ -102,7 +100,6 @@ impl Sleep {
     /// A sleep on the wheel of `shard` whose deadline is set later, by
     /// [`start`](Sleep::start) or [`start_at`](Sleep::start_at), before its
     /// first poll or reset (a lazy timeout's).
-    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
         Sleep {
             entry: OwnedEntry::unstarted(shard),
@@ -111,7 +108,6 @@ impl Sleep {
 
     /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
     /// `duration` from now.
-    #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
         self.entry.start(duration);
     }
@@ -194,7 +190,6 @@ impl Sleep {
     /// assert!(start.elapsed() >= Duration::from_millis(30));
     /// # }
     /// ```
-    #[inline]
     pub fn reset(&mut self, deadline: Instant) {
         self.entry.reset(deadline);
     }
@@ -213,7 +208,6 @@ impl Sleep {
 
     /// Polls the sleep without touching the task's budget: for a timer
     /// that has checked the budget already in this poll.
-    #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
     }

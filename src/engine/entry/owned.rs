@@ -56,14 +56,12 @@ enum State {
 
 impl OwnedEntry {
     /// An entry due `duration` from now on the wheel of `shard`.
-    #[inline]
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> OwnedEntry {
         let at = shard.core().clock.deadline_after(duration);
         OwnedEntry::new(shard, at)
     }
 
     /// An entry due at `deadline` on the wheel of `shard`.
-    #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> OwnedEntry {
         let at = shard.core().clock.deadline_of(deadline);
         OwnedEntry::new(shard, at)
@@ -72,14 +70,12 @@ impl OwnedEntry {
     /// An entry on the wheel of `shard` whose deadline is set later, by
     /// [`start`](OwnedEntry::start), before its first poll or reset (for a
     /// `LazyTimeout` made on a held wheel).
-    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
         OwnedEntry::new(shard, Deadline::ORIGIN)
     }
 
     /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep to
     /// `duration` from now.
-    #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
         debug_assert!(self.state == State::Unchecked && !self.touched);
         self.deadline = self.shard.core().clock.deadline_after(duration);
@@ -94,7 +90,6 @@ impl OwnedEntry {
     }
 
     /// An entry due at `deadline`.
-    #[inline]
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> OwnedEntry {
         OwnedEntry {
             shard,
@@ -120,14 +115,12 @@ impl OwnedEntry {
 
     /// Moves the deadline to `deadline`, whether or not the timer has
     /// completed (see the ground rules in [`super`] for what each move costs).
-    #[inline]
     pub(crate) fn reset(&mut self, deadline: Instant) {
         let at = self.shard.core().clock.deadline_of(deadline);
         self.reset_to(at);
     }
 
     /// Moves the deadline to `deadline` (see [`reset`](OwnedEntry::reset)).
-    #[inline]
     pub(crate) fn reset_to(&mut self, deadline: Deadline) {
         let old = std::mem::replace(&mut self.deadline, deadline);
         self.touched = true;

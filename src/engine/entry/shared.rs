@@ -211,14 +211,12 @@ impl Wake for SharedEntry {
 
 impl SharedEntry {
     /// The entry of a `Delay` due `duration` from now on the wheel of `shard`.
-    #[inline]
     pub(crate) fn delay_after(shard: &ShardRef, duration: Duration) -> Arc<SharedEntry> {
         let at = shard.core().clock.deadline_after(duration);
         SharedEntry::new(shard.hold(), at, OnExpire::Wake(AtomicWaker::new()))
     }
 
     /// The entry of a `Delay` due at `deadline` on the wheel of `shard`.
-    #[inline]
     pub(crate) fn delay_at(shard: &ShardRef, deadline: Instant) -> Arc<SharedEntry> {
         let at = shard.core().clock.deadline_of(deadline);
         SharedEntry::new(shard.hold(), at, OnExpire::Wake(AtomicWaker::new()))
@@ -231,7 +229,6 @@ impl SharedEntry {
 
     /// Polls the owner's entry: registers it on the first poll, and keeps
     /// `cx`'s waker for the moment it ends.
-    #[inline]
     pub(crate) fn poll(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         if let OnExpire::Wake(waker) = &self.on_expire {
             waker.register(cx.waker());
@@ -246,7 +243,6 @@ impl SharedEntry {
 
     /// The owner lets go (a `Delay` dropped): a pending entry is cancelled,
     /// and removed if it is in the wheel.
-    #[inline]
     pub(crate) fn release(&self) {
         let word = self.word.load(Ordering::Acquire);
         match key(word) {
