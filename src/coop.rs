@@ -17,6 +17,7 @@ use tokio::task::coop;
 
 /// `Ready` when the task has budget left; otherwise `Pending`, with the
 /// task scheduled to run again after the runtime's other tasks.
+#[inline]
 pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
     if coop::has_budget_remaining() {
         Poll::Ready(())

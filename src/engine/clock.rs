@@ -165,10 +165,12 @@ impl Clock {
 
     /// The deadline `t`: nanoseconds from the origin, clamped to
     /// [`HORIZON_NS`].
+    #[inline]
     pub(crate) fn deadline_of(&self, t: Instant) -> Deadline {
         Deadline(self.ns_of(t))
     }
 
+    #[inline]
     fn ns_of(&self, t: Instant) -> i64 {
         // One comparison and one subtraction of std's instants (tokio's
         // `>=` and `-` would compare twice).
@@ -210,6 +212,7 @@ impl Clock {
         self.instant_of(Deadline(i64::try_from(ns).unwrap_or(HORIZON_NS)))
     }
 
+    #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
     }

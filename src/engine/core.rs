@@ -87,6 +87,7 @@ impl Core {
         }
     }
 
+    #[inline]
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
     }

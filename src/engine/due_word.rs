@@ -59,6 +59,7 @@ impl Chunk {
         Chunk(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 
+    #[inline]
     fn word(&self, key: u32) -> &AtomicU64 {
         &self.0[key as usize % CHUNK]
     }
@@ -102,12 +103,14 @@ impl fmt::Debug for Words {
 }
 
 impl Words {
+    #[inline]
     fn word(&self, key: u32) -> &AtomicU64 {
         self.chunks[key as usize / CHUNK].word(key)
     }
 
     /// Files the word of a new entry `key`: due at `tick`, removed by the
     /// driver or not.
+    #[inline]
     pub(crate) fn file(&mut self, key: u32, tick: u64, driver_removes: bool) {
         debug_assert!(tick <= TICK);
         let flag = if driver_removes { DRIVER_REMOVES } else { 0 };

@@ -193,6 +193,7 @@ impl Shard {
 
     /// Whether the tick `due` has been processed: a sleep's entry due then
     /// belongs to the driver (see the module docs). No lock.
+    #[inline]
     pub(crate) fn has_passed(&self, due: u64) -> bool {
         due <= self.elapsed.load(Ordering::Acquire)
     }

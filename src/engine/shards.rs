@@ -26,6 +26,7 @@ static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 
 /// A number for the current thread, handed out round-robin, so that threads
 /// spread over the shards.
+#[inline]
 pub(crate) fn thread_hint() -> usize {
     SHARD_HINT.with(|c| {
         let v = c.get();
@@ -130,6 +131,7 @@ impl Shards {
     }
 
     /// The shard for the current thread.
+    #[inline]
     pub(crate) fn current(&self) -> &Arc<Shard> {
         let n = self.shards.len();
         // A mask, not a division, for the usual power-of-two count: a `div`

@@ -190,6 +190,7 @@ impl Sleep {
     /// assert!(start.elapsed() >= Duration::from_millis(30));
     /// # }
     /// ```
+    #[inline]
     pub fn reset(&mut self, deadline: Instant) {
         self.entry.reset(deadline);
     }

@@ -115,12 +115,14 @@ impl OwnedEntry {
 
     /// Moves the deadline to `deadline`, whether or not the timer has
     /// completed (see the ground rules in [`super`] for what each move costs).
+    #[inline]
     pub(crate) fn reset(&mut self, deadline: Instant) {
         let at = self.shard.core().clock.deadline_of(deadline);
         self.reset_to(at);
     }
 
     /// Moves the deadline to `deadline` (see [`reset`](OwnedEntry::reset)).
+    #[inline]
     pub(crate) fn reset_to(&mut self, deadline: Deadline) {
         let old = std::mem::replace(&mut self.deadline, deadline);
         self.touched = true;

@@ -188,6 +188,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Appends `key`, detached, to the due list.
+    #[inline]
     pub(super) fn push_due(&mut self, key: u32) {
         let tail = self.due_tail;
         {
@@ -205,6 +206,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Puts `key`, detached, first on the due list.
+    #[inline]
     pub(super) fn push_due_front(&mut self, key: u32) {
         let head = self.due_head;
         {

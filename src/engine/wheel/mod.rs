@@ -233,6 +233,7 @@ impl<T> HashedWheel<T> {
     /// # Panics
     ///
     /// If `key` holds no entry.
+    #[inline]
     pub(crate) fn remove(&mut self, key: u32) -> T {
         let e = &self.entries[key as usize];
         if e.prev != DETACHED {
