@@ -3,7 +3,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::engine::stats::{self, LAG_BUCKETS};
+use crate::engine::lag::{self, LAG_BUCKETS};
 
 /// Counters of a [`Wheel`](crate::Wheel), read by
 /// [`Wheel::metrics`](crate::Wheel::metrics).
@@ -169,7 +169,7 @@ impl Metrics {
     /// [`driver_lag_histogram_num_buckets`](Metrics::driver_lag_histogram_num_buckets).
     #[track_caller]
     pub fn driver_lag_histogram_bucket_range(&self, bucket: usize) -> Range<Duration> {
-        stats::bucket_range(bucket)
+        lag::bucket_range(bucket)
     }
 
     /// How many driver passes ran with a lag in bucket `bucket`'s range.
@@ -199,6 +199,6 @@ impl Metrics {
     #[track_caller]
     pub fn driver_lag_quantile(&self, q: f64) -> Option<Duration> {
         assert!((0.0..=1.0).contains(&q), "quantile {q} is not within 0..=1");
-        stats::quantile(&self.driver_lag_buckets, self.max_driver_lag, q)
+        lag::quantile(&self.driver_lag_buckets, self.max_driver_lag, q)
     }
 }

@@ -641,7 +641,7 @@ impl<T> DelayQueue<T> {
                     return Poll::Pending;
                 }
                 // The next turn of the loop advances to it.
-                Ring::Come => self.armed = None,
+                Ring::Elapsed => self.armed = None,
                 Ring::Shutdown => {
                     // Nothing will wake the queue again: what it holds
                     // comes out now, in deadline order.

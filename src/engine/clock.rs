@@ -153,7 +153,7 @@ impl Clock {
     /// `tokio::time::advance` parks it, so a sleep first polled after an
     /// `advance` past its deadline completes at once; the wheel's driver
     /// may not have run since. On a multi-thread runtime tokio answers from
-    /// its driver's last pass, which the shard's processed tick stands in
+    /// its driver's last pass, which the shard's elapsed tick stands in
     /// for: no clock read.
     pub(crate) fn pausable(&self) -> bool {
         self.pausable

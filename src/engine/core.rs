@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::clock::Clock;
-use crate::engine::stats::LagHistogram;
+use crate::engine::lag::LagHistogram;
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// What a timer made beyond a wheel's `max_pending` bound is told.

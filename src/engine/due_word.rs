@@ -16,12 +16,12 @@
 //! - A shared word has one more writer: its sleep, which moves it later
 //!   without the lock, with a compare-and-swap from the word it last wrote
 //!   ([`Chunk::move_later`]). The driver fires a shared word's entry only
-//!   by a compare-and-swap of its own, to `FIRED` ([`Words::claim`]). So
+//!   by a compare-and-swap of its own, to `FIRED` ([`Words::fire`]). So
 //!   exactly one of a move and a firing of the same tick wins: a sleep
 //!   whose move fails knows the driver has its entry and registers again; a
-//!   driver whose claim fails reads the new tick and files the entry there.
+//!   driver whose firing fails reads the new tick and files the entry there.
 //! - A sleep writes its word without the lock only while its due tick is
-//!   after the shard's processed tick. A slot is filed again only for a
+//!   after the shard's elapsed tick. A slot is filed again only for a
 //!   tick after that one, so a stale sleep's compare-and-swap can never
 //!   match its slot's next entry.
 //! - A chunk stays while any sleep holds it; the table drops its own
@@ -40,7 +40,7 @@ pub(crate) const DRIVER_REMOVES: u64 = 1 << 63;
 /// the lock.
 const SHARED: u64 = 1 << 62;
 
-/// A shared word whose entry the driver has claimed.
+/// A shared word whose entry the driver has fired.
 const FIRED: u64 = u64::MAX;
 
 /// The due tick's bits.
@@ -160,9 +160,9 @@ impl Words {
     /// The driver, under the lock, at tick `now`: fires the entry `key` if
     /// its due tick has come (`Ok`, with that tick), or returns the later
     /// tick it has moved to, where the entry is to be filed again. A shared
-    /// word is claimed with a compare-and-swap (see the module docs); the
+    /// word is fired with a compare-and-swap (see the module docs); the
     /// others only read.
-    pub(crate) fn claim(&self, key: u32, now: u64) -> Result<u64, u64> {
+    pub(crate) fn fire(&self, key: u32, now: u64) -> Result<u64, u64> {
         let word = self.word(key);
         let mut w = word.load(Ordering::Acquire);
         loop {
@@ -200,12 +200,12 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_and_a_move_of_the_same_tick_exclude_each_other() {
+    fn a_firing_and_a_move_of_the_same_tick_exclude_each_other() {
         let mut words = Words::default();
         let chunk = shared(&mut words, 700, 5);
         assert!(chunk.move_later(700, 5, 9));
-        assert_eq!(words.claim(700, 6), Err(9), "moved later: filed again");
-        assert_eq!(words.claim(700, 9), Ok(9));
+        assert_eq!(words.fire(700, 6), Err(9), "moved later: filed again");
+        assert_eq!(words.fire(700, 9), Ok(9));
         assert_eq!(words.due(700), None);
         assert!(!chunk.move_later(700, 9, 12), "fired: the move fails");
     }
@@ -218,8 +218,8 @@ mod tests {
         words.move_to(4, 7, false);
         assert_eq!((words.due(3), words.due(4)), (Some(20), Some(7)));
         assert!(!words.driver_removes(3) && words.driver_removes(4));
-        assert_eq!(words.claim(4, 6), Err(7));
-        assert_eq!(words.claim(4, 7), Ok(7));
+        assert_eq!(words.fire(4, 6), Err(7));
+        assert_eq!(words.fire(4, 7), Ok(7));
         assert_eq!(words.due(4), Some(7), "a word not shared is only read");
     }
 

@@ -12,10 +12,10 @@ use std::time::Duration;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::Core;
 use crate::engine::driver;
+use crate::engine::lag::LAG_BUCKETS;
 use crate::engine::publish::Telemetry;
 use crate::engine::shard::{Shard, ShardCounts};
 use crate::engine::shards::{ShardRef, Shards};
-use crate::engine::stats::LAG_BUCKETS;
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::tokio_reliance;
 
@@ -30,7 +30,7 @@ pub(crate) struct Snapshot {
     pub(crate) max_lag: Duration,
     /// Timers refused at `max_pending`.
     pub(crate) rejected: u64,
-    /// The driver's lag, by bucket (see `engine::stats`).
+    /// The driver's lag, by bucket (see `engine::lag`).
     pub(crate) lag_buckets: [u64; LAG_BUCKETS],
 }
 

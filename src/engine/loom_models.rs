@@ -6,7 +6,7 @@
 //!
 //! The code under test is the production code: the shard operations
 //! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), a
-//! sleep's shared due word (`Chunk::move_later` against `Words::claim`), the
+//! sleep's shared due word (`Chunk::move_later` against `Words::fire`), the
 //! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`),
 //! the `Delay` state word with its `TimeoutHandle` and the `DelayQueue`'s
 //! alarm (`QueueAlarm::set`, whose poll by the same task takes no lock), all on `crate::sync`'s
@@ -485,7 +485,7 @@ fn moved_by_its_word(shards: &Shards, w: Waker) -> thread::JoinHandle<(Sleep, Wa
 /// A sleep that shares its due word (by a first move later, to tick 4, the
 /// entry staying at tick 3) moves later again, without the
 /// lock, while the driver runs at tick 5: either the move wins and the
-/// driver files the entry at tick 20, waking no one, or the driver claims
+/// driver files the entry at tick 20, waking no one, or the driver fires
 /// it first, and the sleep, its move refused, registers again. Either way
 /// it fires at tick 20, not before, and nothing stays behind.
 #[test]
@@ -586,7 +586,7 @@ fn sleep_drop_vs_fire_swept() {
     sleep_drop_vs_fire(true);
 }
 
-/// A sleep's entry is the driver's once its tick is processed: the driver
+/// A sleep's entry is the driver's once its tick has elapsed: the driver
 /// removes it, and a sleep dropped at the same time must not remove it
 /// again, nor the entry a new sleep then takes in the same slot.
 #[test]
@@ -755,7 +755,7 @@ fn queue_alarm_same_task_vs_fire() {
         if ring == Ring::Set {
             assert!(woken(&f), "the alarm's tick came and the queue is unwoken");
         }
-        assert_eq!(alarm.set(Due::at(5), &w), Ring::Come);
+        assert_eq!(alarm.set(Due::at(5), &w), Ring::Elapsed);
         drop(alarm);
         assert_empty(&shards);
     });
@@ -777,7 +777,7 @@ fn queue_alarm_moved_later_vs_fire() {
         woken(&f);
         driver_run(&shards, 8);
         assert!(woken(&f), "tick 8 came and the queue is unwoken");
-        assert_eq!(alarm.set(Due::at(8), &w), Ring::Come);
+        assert_eq!(alarm.set(Due::at(8), &w), Ring::Elapsed);
         drop(alarm);
         assert_empty(&shards);
     });

@@ -80,14 +80,14 @@
 //!
 //! ## Polls and later resets without the lock
 //!
-//! - **The processed tick.** Each shard publishes the last tick it has
-//!   processed in an atomic. Once a sleep's tick is processed its entry is the
+//! - **The elapsed tick.** Each shard publishes the last tick it has
+//!   processed in an atomic. Once a sleep's tick has elapsed its entry is the
 //!   driver's, which removes it as it expires it; a sleep polled after that
 //!   completes without the lock.
 //! - **The waker id.** A sleep remembers which waker its entry holds (data
 //!   pointer and a number for its vtable, equal exactly when
 //!   `Waker::will_wake` would say so). A poll with that waker before the tick
-//!   reads the processed tick and the shutdown flag and returns `Pending`:
+//!   reads the elapsed tick and the shutdown flag and returns `Pending`:
 //!   only the driver, after publishing the tick, and a shutdown, after raising
 //!   the flag, take the waker away.
 //! - **Due words.** A deadline moved later only records the new tick; the
@@ -150,6 +150,7 @@ pub(crate) mod driver;
 pub(crate) mod due_word;
 pub(crate) mod entry;
 pub(crate) mod handle;
+pub(crate) mod lag;
 #[cfg(test)]
 mod loom_models;
 pub(crate) mod publish;
@@ -157,7 +158,6 @@ pub(crate) mod queue;
 pub(crate) mod registry;
 pub(crate) mod shard;
 pub(crate) mod shards;
-pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod tokio_reliance;
 pub(crate) mod waker_id;

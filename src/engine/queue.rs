@@ -18,7 +18,7 @@
 //!   compares them, and asks this module what deadline or instant one
 //!   stands for; it never computes one.
 //! - The [`QueueAlarm`] holds at most one entry of its shard, an owned one
-//!   (the driver removes it once its tick is processed, as a `Sleep`'s):
+//!   (the driver removes it once its tick has elapsed, as a `Sleep`'s):
 //!   `entry` names it and the tick it is filed at, and `waker` is a clone
 //!   of the waker it holds. The alarm forgets the entry as soon as the shard
 //!   has processed its tick, and cancels it when dropped.
@@ -270,8 +270,8 @@ impl<T> QueueWheel<T> {
 pub(crate) enum Ring {
     /// The waker will be woken when the tick comes.
     Set,
-    /// The tick has come: the shared wheel has processed it.
-    Come,
+    /// The tick has elapsed: the shared wheel has processed it.
+    Elapsed,
     /// The shared wheel has shut down: nothing will ring again.
     Shutdown,
 }
@@ -312,7 +312,7 @@ impl QueueAlarm {
             return Ring::Shutdown;
         }
         if let Some((key, tick)) = self.entry {
-            // `now` 0: an earlier tick that has already ended is left to the
+            // `now` 0: an earlier tick that has already elapsed is left to the
             // driver, which the move notifies.
             if tick != due.0 && matches!(shard.reset(key, tick, due.0, 0, false), Reset::Gone) {
                 (self.entry, self.waker) = (None, None);
@@ -327,12 +327,12 @@ impl QueueAlarm {
                     self.waker = Some(waker.clone());
                     Ring::Set
                 }
-                Registration::Elapsed => Ring::Come,
+                Registration::Elapsed => Ring::Elapsed,
                 Registration::Shutdown => Ring::Shutdown,
             };
         };
         if self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            if !shard.has_passed(tick) {
+            if !shard.has_elapsed(tick) {
                 return Ring::Set;
             }
         } else if shard.poll(key, tick, waker).is_pending() {
@@ -345,18 +345,18 @@ impl QueueAlarm {
         if shard.core.is_shutdown() {
             Ring::Shutdown
         } else {
-            Ring::Come
+            Ring::Elapsed
         }
     }
 
     /// Whether the alarm has rung since it was set: its tick has come and
     /// the shared wheel has processed it (and removed its entry). The alarm
     /// then holds nothing, as after a [`set`](QueueAlarm::set) that finds
-    /// [`Ring::Come`]. Asked again, the answer is `false` until the alarm is
+    /// [`Ring::Elapsed`]. Asked again, the answer is `false` until the alarm is
     /// set and rings again.
     pub(crate) fn take_rung(&mut self) -> bool {
         match self.entry {
-            Some((_, tick)) if self.shard.get().has_passed(tick) => {
+            Some((_, tick)) if self.shard.get().has_elapsed(tick) => {
                 (self.entry, self.waker) = (None, None);
                 true
             }

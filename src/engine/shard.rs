@@ -9,7 +9,7 @@
 //! the data it runs on.
 //!
 //! - An entry carries the waker to wake; its due tick is in its word, in
-//!   the shard's [`Words`] (see `due_word`). `elapsed` is the processed line
+//!   the shard's [`Words`] (see `due_word`). `elapsed` is the elapsed line
 //!   of the protocol: written under the lock after each advance, read
 //!   without it.
 //! - A cancelled sleep's entry that the wheel has not filed yet (see
@@ -131,7 +131,7 @@ pub(crate) enum Reset {
 pub(crate) enum Registration {
     /// The timer has an entry under this key.
     Key(u32),
-    /// The tick has already been processed: the deadline has passed.
+    /// The tick has already elapsed: the deadline has passed.
     Elapsed,
     /// The wheel has shut down.
     Shutdown,
@@ -139,7 +139,7 @@ pub(crate) enum Registration {
 
 /// What one pass of the driver over a shard ([`Shard::expire`]) found.
 #[derive(Debug)]
-pub(crate) struct Pass {
+pub(crate) struct ShardPass {
     /// More entries are due: call again.
     pub(crate) more: bool,
     /// The earliest tick at which the shard can have work.
@@ -191,10 +191,10 @@ impl Shard {
         }
     }
 
-    /// Whether the tick `due` has been processed: a sleep's entry due then
+    /// Whether the tick `due` has elapsed: a sleep's entry due then
     /// belongs to the driver (see the module docs). No lock.
     #[inline]
-    pub(crate) fn has_passed(&self, due: u64) -> bool {
+    pub(crate) fn has_elapsed(&self, due: u64) -> bool {
         due <= self.elapsed.load(Ordering::Acquire)
     }
 
@@ -220,7 +220,7 @@ impl Shard {
 
     /// Polls a sleep's entry `key`, due at `due`.
     ///
-    /// `Ready` means its tick has been processed (the driver removes the
+    /// `Ready` means its tick has elapsed (the driver removes the
     /// entry, if it has not already) or the wheel shut down (the entry is
     /// removed here). Otherwise the entry keeps `waker`.
     pub(crate) fn poll(&self, key: u32, due: u64, waker: &Waker) -> Poll<()> {
@@ -253,7 +253,7 @@ impl Shard {
     /// not earlier than `old`: the entry is then left for the driver to
     /// meet, even if the clock has passed `tick`). Returns
     /// [`Reset::Gone`] when the sleep no longer has an entry: its old tick
-    /// had been processed (the driver has it), the wheel shut down, or the
+    /// had elapsed (the driver has it), the wheel shut down, or the
     /// new tick has ended. In that last case the entry is removed and the
     /// waker it held is woken: the timer is due now, and its task must be
     /// told, as tokio's timer would tell it.
@@ -299,7 +299,7 @@ impl Shard {
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
     pub(crate) fn cancel(&self, key: u32, due: u64) {
-        if self.has_passed(due) {
+        if self.has_elapsed(due) {
             return;
         }
         let mut guard = lock(&self.state);
@@ -358,11 +358,11 @@ impl Shard {
 
     /// Advances the shard to `now` and moves up to `max` expired wakers
     /// into `out`.
-    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> Pass {
+    pub(crate) fn expire(&self, now: u64, out: &mut Vec<Waker>, max: usize) -> ShardPass {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
         if s.shutdown {
-            return Pass {
+            return ShardPass {
                 more: false,
                 next: NEVER,
                 earliest: NEVER,
@@ -381,7 +381,7 @@ impl Shard {
             let Some((key, w)) = s.wheel.pop_due() else {
                 break;
             };
-            match s.words.claim(key, now) {
+            match s.words.fire(key, now) {
                 Ok(due) => earliest = earliest.min(due),
                 Err(later) => {
                     // Its deadline moved later: file it again, wake no one.
@@ -398,7 +398,7 @@ impl Shard {
         }
         s.give_back_if_empty();
         s.fired += fired;
-        Pass {
+        ShardPass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
             earliest,

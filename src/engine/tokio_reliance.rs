@@ -147,7 +147,7 @@ fn search_boundary(mut probe: Pin<&mut Sleep>) -> TokioTimer {
         boundary,
         fires_at_once: true,
     };
-    // Nothing after now has been processed.
+    // Nothing after now has elapsed.
     let mut hi = now.checked_add(Duration::from_nanos(1)).unwrap_or(now);
     if fires(hi) {
         return found(None);

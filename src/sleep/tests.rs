@@ -55,7 +55,7 @@ async fn debug_output_stays_short_with_many_timers() {
 }
 
 /// Polling a registered sleep with the waker its entry holds takes no
-/// shard lock, nor does the poll that finds its tick processed; a new
+/// shard lock, nor does the poll that finds its tick elapsed; a new
 /// waker takes one, once. Each step is checked against tokio's `Sleep`
 /// polled the same way: the same answers, the same wake-ups.
 #[tokio::test(start_paused = true)]
@@ -105,7 +105,7 @@ async fn a_poll_with_the_waker_the_entry_holds_takes_no_lock() {
     );
     let locks = locks_taken();
     assert!(both(&b, &tb).is_ready());
-    assert_eq!(locks_taken(), locks, "a processed tick: no lock");
+    assert_eq!(locks_taken(), locks, "a elapsed tick: no lock");
 }
 
 /// A hashwheel sleep and a tokio sleep with the same deadline, each

@@ -20,11 +20,11 @@
 //!    it at once, so it completes there. Where tokio's clock can be paused (a
 //!    current-thread runtime) the clock says which ticks have ended, as
 //!    tokio's driver has processed them all whenever a task runs after
-//!    `advance`; elsewhere the shard's processed tick decides, under its
+//!    `advance`; elsewhere the shard's elapsed tick decides, under its
 //!    lock, with no clock read (see `Clock::pausable`). An entry filed for a
 //!    tick that ended after the driver's last pass is expired by its next
 //!    one, which the filing asks for.
-//! 3. **The processed line.** Each shard publishes how far the driver has
+//! 3. **The elapsed line.** Each shard publishes how far the driver has
 //!    processed it (`elapsed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
 //!    timer; from the moment the line reaches it, to the driver. A timer
@@ -32,7 +32,7 @@
 //!    poll after its tick completes without the lock.
 //! 4. **Wakers.** An entry's waker changes only under the lock: by its
 //!    timer (a poll with another waker, a cancel), by the driver once the
-//!    processed line has reached the entry, or by a shutdown once
+//!    elapsed line has reached the entry, or by a shutdown once
 //!    `Core::shutdown` is raised. So a timer that knows which waker its entry
 //!    holds (a [`WakerId`]) and sees neither can answer a poll with that
 //!    waker `Pending` without the lock. Wakers are woken and dropped only
@@ -92,23 +92,23 @@ pub(crate) enum Filing {
     /// The entry is in the wheel, or `keep` turned it down and it was
     /// removed again.
     Filed,
-    /// The deadline's tick has ended: no entry.
-    Ended,
+    /// The deadline's tick has elapsed: no entry.
+    Elapsed,
     /// The wheel has shut down: no entry.
     Shutdown,
 }
 
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
-    /// Whether the tick of `deadline` has ended, by the same rule as a
+    /// Whether the tick of `deadline` has elapsed, by the same rule as a
     /// first poll (see the ground rules): by the clock where it can pause,
-    /// otherwise by how far the shard has been processed.
-    pub(crate) fn has_ended(&self, deadline: Deadline) -> bool {
+    /// otherwise by how far the shard has elapsed.
+    pub(crate) fn is_elapsed(&self, deadline: Deadline) -> bool {
         let clock = &self.core().clock;
         let tick = clock.tick_of(deadline);
         if clock.pausable() {
             tick <= clock.now_tick()
         } else {
-            self.get().has_passed(tick)
+            self.get().has_elapsed(tick)
         }
     }
 
@@ -124,7 +124,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     }
 
     /// Polls the owned entry `key`, due at `deadline`: `Ready` once its tick
-    /// has been processed (without the lock) or the wheel has shut down;
+    /// has elapsed (without the lock) or the wheel has shut down;
     /// otherwise the entry keeps `waker`. `held` is the id of the waker the
     /// entry holds, as the sleep last learnt it: when `waker` is that one,
     /// a pending poll takes no lock (see `waker_id`).
@@ -137,7 +137,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     ) -> Poll<()> {
         let due = self.core().clock.tick_of(deadline);
         let shard = self.get();
-        if shard.has_passed(due) {
+        if shard.has_elapsed(due) {
             return Poll::Ready(());
         }
         // The entry holds this waker and nobody else swaps it while the tick
@@ -169,7 +169,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         if tick >= old && !self.core().is_shutdown() {
             // Whether the driver has the entry already, as the locked path
             // would find it.
-            if self.get().has_passed(old) {
+            if self.get().has_elapsed(old) {
                 return false;
             }
             if tick == old {
@@ -178,7 +178,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
                 return true;
             }
             // Later: the word, if the entry has one, is all that changes
-            // (no lock), unless the driver claims the entry first.
+            // (no lock), unless the driver fires the entry first.
             if let Some(chunk) = word {
                 return chunk.move_later(key, old, tick);
             }
@@ -191,7 +191,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
             };
         }
         // Earlier, or after a shutdown (which the locked path tells). Only
-        // a deadline moved earlier can have ended already; elsewhere than
+        // a deadline moved earlier can have elapsed already; elsewhere than
         // where the clock can pause, that is left to the driver, as tokio
         // leaves it (no clock read; see the ground rules).
         let now = if tick >= old || !clock.pausable() {
@@ -223,13 +223,13 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if core.clock.pausable() && tick <= core.clock.now_tick() {
-            return Filing::Ended;
+            return Filing::Elapsed;
         }
         let (filing, kept) = self.get().with_lock(|ops| {
             if ops.is_shutdown() {
                 (Filing::Shutdown, false)
             } else if tick <= ops.elapsed() {
-                (Filing::Ended, false)
+                (Filing::Elapsed, false)
             } else {
                 let key = ops.insert(tick, make());
                 let kept = keep(ops, key);

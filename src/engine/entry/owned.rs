@@ -108,9 +108,9 @@ impl OwnedEntry {
     }
 
     /// Whether the timer has fired: it was polled or reset, and its tick
-    /// has ended (see [`ShardRef::has_ended`]).
+    /// has elapsed (see [`ShardRef::is_elapsed`]).
     pub(crate) fn is_elapsed(&self) -> bool {
-        self.state == State::Done || (self.touched && self.shard.has_ended(self.deadline))
+        self.state == State::Done || (self.touched && self.shard.is_elapsed(self.deadline))
     }
 
     /// Moves the deadline to `deadline`, whether or not the timer has

@@ -4,7 +4,7 @@
 //!
 //! # Invariants
 //!
-//! The word `SharedEntry::word` holds the state (pending, expired,
+//! `SharedEntry::state` holds the state (pending, expired,
 //! cancelled, shut down) in its low two bits and the entry's key plus one
 //! above them (zero while it has none). The entry exists while the key is
 //! set and the state is not `CANCELLED`; how the state moves is the shared
@@ -34,12 +34,12 @@ const CANCELLED: u64 = 2;
 const SHUTDOWN: u64 = 3;
 const STATE: u64 = 0b11;
 
-fn state(word: u64) -> u64 {
-    word & STATE
+fn state_of(bits: u64) -> u64 {
+    bits & STATE
 }
 
-fn key(word: u64) -> Option<u32> {
-    match word >> 2 {
+fn key_of(bits: u64) -> Option<u32> {
+    match bits >> 2 {
         0 => None,
         k => Some((k - 1) as u32),
     }
@@ -91,7 +91,7 @@ pub(crate) struct SharedEntry {
     /// the owner (the `Delay`, or the `Scheduled` future) holds the claim.
     shard: ShardHold,
     deadline: Deadline,
-    word: AtomicU64,
+    state: AtomicU64,
     on_expire: OnExpire,
 }
 
@@ -100,7 +100,7 @@ impl SharedEntry {
         Arc::new(SharedEntry {
             shard,
             deadline,
-            word: AtomicU64::new(PENDING),
+            state: AtomicU64::new(PENDING),
             on_expire,
         })
     }
@@ -113,7 +113,7 @@ impl SharedEntry {
             |_, key| {
                 // Fails when cancelled before it could register: the entry
                 // goes again.
-                self.word
+                self.state
                     .compare_exchange(
                         PENDING,
                         with_key(PENDING, key),
@@ -125,15 +125,15 @@ impl SharedEntry {
         );
         match filing {
             Filing::Filed => {}
-            // Its tick has ended: tokio's timer would fire it at once.
-            Filing::Ended => {
+            // Its tick has elapsed: tokio's timer would fire it at once.
+            Filing::Elapsed => {
                 self.settle(EXPIRED);
             }
             Filing::Shutdown => {
                 self.settle(SHUTDOWN);
             }
         }
-        state(self.word.load(Ordering::Acquire))
+        state_of(self.state.load(Ordering::Acquire))
     }
 
     /// Tells whoever waits that the state has changed: wakes a `Delay`'s
@@ -143,7 +143,7 @@ impl SharedEntry {
         match &self.on_expire {
             OnExpire::Wake(waker) => waker.wake(),
             OnExpire::Spawn(slot) => {
-                let word = self.word.load(Ordering::Acquire);
+                let bits = self.state.load(Ordering::Acquire);
                 let taken = slot
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -156,15 +156,15 @@ impl SharedEntry {
                     runtime,
                     claim,
                 } = scheduled;
-                if state(word) != CANCELLED {
-                    if let Some(k) = key(word) {
+                if state_of(bits) != CANCELLED {
+                    if let Some(k) = key_of(bits) {
                         self.shard.get().with_lock(|ops| ops.remove(k));
                     }
                 }
                 // The timer is over: its capacity goes back before the
                 // future is spawned.
                 drop(claim);
-                if state(word) == EXPIRED {
+                if state_of(bits) == EXPIRED {
                     drop(runtime.spawn(future));
                 }
             }
@@ -174,12 +174,12 @@ impl SharedEntry {
     /// Moves a pending delay to `to`, keeping its key; false if it was not
     /// pending.
     fn settle(&self, to: u64) -> bool {
-        let mut w = self.word.load(Ordering::Acquire);
+        let mut w = self.state.load(Ordering::Acquire);
         loop {
-            if state(w) != PENDING {
+            if state_of(w) != PENDING {
                 return false;
             }
-            match self.word.compare_exchange_weak(
+            match self.state.compare_exchange_weak(
                 w,
                 (w & !STATE) | to,
                 Ordering::AcqRel,
@@ -233,25 +233,25 @@ impl SharedEntry {
         if let OnExpire::Wake(waker) = &self.on_expire {
             waker.register(cx.waker());
         }
-        let word = self.word.load(Ordering::Acquire);
-        if state(word) != PENDING || key(word).is_some() {
-            return outcome(word);
+        let bits = self.state.load(Ordering::Acquire);
+        if state_of(bits) != PENDING || key_of(bits).is_some() {
+            return outcome(bits);
         }
         self.register();
-        outcome(self.word.load(Ordering::Acquire))
+        outcome(self.state.load(Ordering::Acquire))
     }
 
     /// The owner lets go (a `Delay` dropped): a pending entry is cancelled,
     /// and removed if it is in the wheel.
     pub(crate) fn release(&self) {
-        let word = self.word.load(Ordering::Acquire);
-        match key(word) {
+        let bits = self.state.load(Ordering::Acquire);
+        match key_of(bits) {
             None => {
                 self.settle(CANCELLED);
             }
             Some(k) => self.shard.get().with_lock(|ops| {
                 // A handle's cancel removes the entry itself, under this lock.
-                if state(self.word.load(Ordering::Acquire)) != CANCELLED {
+                if state_of(self.state.load(Ordering::Acquire)) != CANCELLED {
                     self.settle(CANCELLED);
                     ops.remove(k);
                 }
@@ -262,20 +262,20 @@ impl SharedEntry {
     /// A handle's cancel: `true` if this call cancelled a pending entry.
     pub(crate) fn cancel(self: &Arc<Self>) -> bool {
         loop {
-            let word = self.word.load(Ordering::Acquire);
-            if state(word) != PENDING {
+            let bits = self.state.load(Ordering::Acquire);
+            if state_of(bits) != PENDING {
                 return false;
             }
-            let swapped = match key(word) {
+            let swapped = match key_of(bits) {
                 None => self
-                    .word
-                    .compare_exchange(word, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+                    .state
+                    .compare_exchange(bits, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok(),
                 Some(k) => self.shard.get().with_lock(|ops| {
                     let ok = self
-                        .word
+                        .state
                         .compare_exchange(
-                            word,
+                            bits,
                             with_key(CANCELLED, k),
                             Ordering::AcqRel,
                             Ordering::Acquire,
@@ -296,17 +296,17 @@ impl SharedEntry {
 
     /// Whether the entry was cancelled.
     pub(crate) fn is_cancelled(&self) -> bool {
-        state(self.word.load(Ordering::Acquire)) == CANCELLED
+        state_of(self.state.load(Ordering::Acquire)) == CANCELLED
     }
 
     /// Whether the entry expired (for a scheduled future: it was spawned).
     pub(crate) fn is_expired(&self) -> bool {
-        state(self.word.load(Ordering::Acquire)) == EXPIRED
+        state_of(self.state.load(Ordering::Acquire)) == EXPIRED
     }
 }
 
-fn outcome(word: u64) -> Poll<Outcome> {
-    match state(word) {
+fn outcome(bits: u64) -> Poll<Outcome> {
+    match state_of(bits) {
         EXPIRED => Poll::Ready(Outcome::Expired),
         CANCELLED => Poll::Ready(Outcome::Cancelled),
         SHUTDOWN => Poll::Ready(Outcome::Shutdown),

@@ -2,7 +2,7 @@
 //!
 //! A plain, synchronous data structure with no tokio in it. Time is counted
 //! in whole ticks (`u64`); what a tick lasts is the caller's business.
-//! Entries live in a slab ([`Slots`], which hands out the lowest free key)
+//! Entries live in a slab ([`Slab`], which hands out the lowest free key)
 //! and are chained per bucket through their keys in doubly linked lists, so
 //! insert, cancel and reschedule are O(1).
 //! A bucket keeps its entries in the order they were filed (new ones go to
@@ -26,7 +26,7 @@
 //!
 //! # Invariants
 //!
-//! - `elapsed` is the last tick that has been processed: every entry whose
+//! - `elapsed` is the last tick that has elapsed: every entry whose
 //!   tick is at or before `elapsed` is in the due list or detached, never in a
 //!   bucket.
 //! - Every entry is in exactly one of four places, and its fields say which:
@@ -63,9 +63,9 @@ mod advance;
 mod due;
 #[cfg(all(test, not(loom)))]
 mod model_test;
-mod slots;
+mod slab;
 
-use slots::Slots;
+use slab::Slab;
 
 /// The tick of an entry that never expires.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -128,7 +128,7 @@ struct Entry<T> {
 /// A hashed timing wheel whose entries carry a `T`.
 #[derive(Debug)]
 pub(crate) struct HashedWheel<T> {
-    entries: Slots<Entry<T>>,
+    entries: Slab<Entry<T>>,
     /// Each bucket's list and upper bound, together on one cache line.
     buckets: Box<[Bucket]>,
     /// Each bucket's lower bound, apart: [`scan_next`](Self::scan_next)
@@ -161,7 +161,7 @@ impl<T> HashedWheel<T> {
             "slots must be a power of two no larger than 2^30"
         );
         HashedWheel {
-            entries: Slots::with_capacity(capacity),
+            entries: Slab::with_capacity(capacity),
             buckets: vec![Bucket::EMPTY; slots].into_boxed_slice(),
             mins: vec![NEVER; slots].into_boxed_slice(),
             occupied: vec![0; slots.div_ceil(64)].into_boxed_slice(),

@@ -14,7 +14,7 @@
 //! no table to search, and so that the relative error of a quantile read
 //! from them is at most a factor of two, which is what an operator asking
 //! "is the runtime late by microseconds, milliseconds or seconds" needs.
-//! The exact maximum is kept beside them (`Stats::max_lag_ns`).
+//! The exact maximum is kept beside them (`core::Stats::max_lag_ns`).
 
 use std::ops::Range;
 use std::time::Duration;

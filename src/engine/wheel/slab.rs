@@ -9,27 +9,27 @@
 //!
 //! # Invariants
 //!
-//! - `slots[k]` is `Some` exactly when key `k` is occupied; `len` counts
+//! - `entries[k]` is `Some` exactly when key `k` is occupied; `len` counts
 //!   them.
-//! - Bit `k` of `free` is set exactly when `k < slots.len()` and `slots[k]`
+//! - Bit `k` of `free` is set exactly when `k < entries.len()` and `entries[k]`
 //!   is `None`. Bit `w` of `summary` is set exactly when `free[w] != 0`.
 //! - Every key below `low` is occupied: the search for a free key starts
 //!   there.
 
 /// Entry storage that hands out the lowest free key (see the module docs).
 #[derive(Debug)]
-pub(crate) struct Slots<E> {
-    slots: Vec<Option<E>>,
+pub(crate) struct Slab<E> {
+    entries: Vec<Option<E>>,
     free: Vec<u64>,
     summary: Vec<u64>,
     len: usize,
     low: usize,
 }
 
-impl<E> Slots<E> {
-    pub(crate) fn with_capacity(capacity: usize) -> Slots<E> {
-        Slots {
-            slots: Vec::with_capacity(capacity),
+impl<E> Slab<E> {
+    pub(crate) fn with_capacity(capacity: usize) -> Slab<E> {
+        Slab {
+            entries: Vec::with_capacity(capacity),
             free: Vec::new(),
             summary: Vec::new(),
             len: 0,
@@ -43,20 +43,20 @@ impl<E> Slots<E> {
     }
 
     pub(crate) fn capacity(&self) -> usize {
-        self.slots.capacity()
+        self.entries.capacity()
     }
 
     pub(crate) fn reserve(&mut self, additional: usize) {
-        self.slots
-            .reserve(additional.saturating_sub(self.slots.len() - self.len));
+        self.entries
+            .reserve(additional.saturating_sub(self.entries.len() - self.len));
     }
 
     /// The key the next [`insert`](Self::insert) will use: never more than
     /// [`len`](Self::len).
     #[cfg(test)]
     fn next_key(&self) -> usize {
-        if self.len == self.slots.len() {
-            self.slots.len()
+        if self.len == self.entries.len() {
+            self.entries.len()
         } else {
             self.lowest_free()
         }
@@ -65,9 +65,9 @@ impl<E> Slots<E> {
     /// Stores `value` under the lowest free key and returns that key.
     #[inline(always)]
     pub(crate) fn insert(&mut self, value: E) -> usize {
-        if self.len == self.slots.len() {
-            let key = self.slots.len();
-            self.slots.push(Some(value));
+        if self.len == self.entries.len() {
+            let key = self.entries.len();
+            self.entries.push(Some(value));
             if key % 64 == 0 {
                 self.free.push(0);
                 if self.free.len() % 64 == 1 {
@@ -79,8 +79,8 @@ impl<E> Slots<E> {
             return key;
         }
         let key = self.lowest_free();
-        debug_assert!(self.slots[key].is_none());
-        self.slots[key] = Some(value);
+        debug_assert!(self.entries[key].is_none());
+        self.entries[key] = Some(value);
         let w = key / 64;
         self.free[w] &= !(1 << (key % 64));
         if self.free[w] == 0 {
@@ -122,7 +122,7 @@ impl<E> Slots<E> {
     /// If `key` is not occupied.
     #[inline]
     pub(crate) fn remove(&mut self, key: usize) -> E {
-        let value = self.slots[key].take().expect("occupied slot");
+        let value = self.entries[key].take().expect("occupied slot");
         let w = key / 64;
         if self.free[w] == 0 {
             self.summary[w / 64] |= 1 << (w % 64);
@@ -135,26 +135,26 @@ impl<E> Slots<E> {
 
     /// The occupied keys and their values, in key order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &E)> {
-        self.slots
+        self.entries
             .iter()
             .enumerate()
             .filter_map(|(k, e)| Some((k, e.as_ref()?)))
     }
 
     pub(crate) fn get(&self, key: usize) -> Option<&E> {
-        self.slots.get(key)?.as_ref()
+        self.entries.get(key)?.as_ref()
     }
 
     pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut E> {
-        self.slots.get_mut(key)?.as_mut()
+        self.entries.get_mut(key)?.as_mut()
     }
 
     /// Gives back the memory past the last occupied key.
     pub(crate) fn shrink_to_fit(&mut self) {
-        while let Some(None) = self.slots.last() {
-            self.slots.pop();
+        while let Some(None) = self.entries.last() {
+            self.entries.pop();
         }
-        let n = self.slots.len();
+        let n = self.entries.len();
         self.free.truncate(n.div_ceil(64));
         if n % 64 != 0 {
             if let Some(last) = self.free.last_mut() {
@@ -174,14 +174,14 @@ impl<E> Slots<E> {
             }
         }
         self.low = self.low.min(n);
-        self.slots.shrink_to_fit();
+        self.entries.shrink_to_fit();
         self.free.shrink_to_fit();
         self.summary.shrink_to_fit();
         debug_assert!(self.bitmaps_exact());
     }
 
     pub(crate) fn clear(&mut self) {
-        self.slots.clear();
+        self.entries.clear();
         self.free.clear();
         self.summary.clear();
         self.len = 0;
@@ -190,35 +190,35 @@ impl<E> Slots<E> {
 
     /// The bitmaps' invariants (debug builds, where the slab is small).
     fn bitmaps_exact(&self) -> bool {
-        if self.slots.len() > 4096 {
+        if self.entries.len() > 4096 {
             return true;
         }
         let free_ok = (0..self.free.len() * 64).all(|k| {
             let set = self.free[k / 64] & (1 << (k % 64)) != 0;
-            set == self.slots.get(k).is_some_and(Option::is_none)
+            set == self.entries.get(k).is_some_and(Option::is_none)
         });
         let summary_ok = (0..self.summary.len() * 64).all(|w| {
             let set = self.summary[w / 64] & (1 << (w % 64)) != 0;
             set == self.free.get(w).is_some_and(|&f| f != 0)
         });
-        let low_ok = self.slots[..self.low.min(self.slots.len())]
+        let low_ok = self.entries[..self.low.min(self.entries.len())]
             .iter()
             .all(Option::is_some);
-        free_ok && summary_ok && low_ok && self.free.len() == self.slots.len().div_ceil(64)
+        free_ok && summary_ok && low_ok && self.free.len() == self.entries.len().div_ceil(64)
     }
 }
 
-impl<E> std::ops::Index<usize> for Slots<E> {
+impl<E> std::ops::Index<usize> for Slab<E> {
     type Output = E;
 
     fn index(&self, key: usize) -> &E {
-        self.slots[key].as_ref().expect("occupied slot")
+        self.entries[key].as_ref().expect("occupied slot")
     }
 }
 
-impl<E> std::ops::IndexMut<usize> for Slots<E> {
+impl<E> std::ops::IndexMut<usize> for Slab<E> {
     fn index_mut(&mut self, key: usize) -> &mut E {
-        self.slots[key].as_mut().expect("occupied slot")
+        self.entries[key].as_mut().expect("occupied slot")
     }
 }
 
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn freed_keys_come_back_lowest_first() {
-        let mut s = Slots::with_capacity(0);
+        let mut s = Slab::with_capacity(0);
         let keys: Vec<usize> = (0..300).map(|v| s.insert(v)).collect();
         assert_eq!(keys, (0..300).collect::<Vec<_>>());
         // Freed in a scattered order, across words and summary words.
@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_shrink_gives_back_what_follows_the_last_entry() {
-        let mut s = Slots::with_capacity(0);
+        let mut s = Slab::with_capacity(0);
         for v in 0..5000 {
             s.insert(v);
         }
@@ -276,7 +276,7 @@ mod tests {
         fn behaves_like_a_lowest_free_key_map(
             ops in proptest::collection::vec((0u8..8, 0usize..600), 1..400)
         ) {
-            let mut s = Slots::with_capacity(0);
+            let mut s = Slab::with_capacity(0);
             let mut model = std::collections::BTreeMap::new();
             for (i, (op, at)) in ops.into_iter().enumerate() {
                 match op {
