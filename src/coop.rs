@@ -29,7 +29,6 @@ pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 
 /// Spends a unit of the task's budget, for a timer that has completed
 /// after [`poll_budget`] found budget left.
-#[inline]
 pub(crate) fn spend(cx: &mut Context<'_>) {
     if let Poll::Ready(unit) = coop::poll_proceed(cx) {
         unit.made_progress();

@@ -384,7 +384,6 @@ pub fn try_lazy_timeout<F: IntoFuture>(
 /// The sleep of a [`lazy_timeout`] whose future was pending on its first
 /// poll: `duration` from now, on the current runtime's default wheel.
 #[track_caller]
-#[inline]
 pub(crate) fn start_sleep(duration: Duration) -> Sleep {
     Sleep::after(claim_default("lazy_timeout"), duration)
 }

@@ -271,7 +271,6 @@ impl Wheel {
 /// error outside a runtime, in one without its timer, or when the wheel is
 /// at capacity. What the free functions' `try_` forms make their timers
 /// from.
-#[inline]
 pub(crate) fn try_claim_default() -> Result<ShardRef, Error> {
     registry::claim().map_err(Error::from)
 }

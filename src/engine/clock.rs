@@ -8,19 +8,18 @@
 //!   clamped to it, so every timer fires eventually and tokio's paused clock
 //!   can auto-advance to any of them.
 //! - `origin` is an instant at which tokio's timer ticks, when one could be
-//!   found (see [`probe_tokio_timer`]). Tick `n` of a wheel then ends on
+//!   found (see `engine::tokio_reliance`). Tick `n` of a wheel then ends on
 //!   tokio's own tick boundary, so a deadline is rounded up once, to the same
 //!   millisecond at which tokio would fire it, and the driver's tokio sleep
 //!   for a tick boundary is not rounded again.
 //! - A deadline rounds **up** to its tick: [`Clock::tick_of`] never returns a
 //!   tick that ends before the deadline.
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+use crate::engine::tokio_reliance::FAR_FUTURE;
 
 /// The latest deadline the engine represents: a timer whose deadline lies
 /// further away fires at this horizon instead.
@@ -28,10 +27,6 @@ pub(crate) const HORIZON_NS: i64 = i64::MAX;
 
 /// The default tick, in nanoseconds.
 const MS: u64 = 1_000_000;
-
-/// How far tokio puts a deadline that overflows an `Instant`
-/// (`tokio::time::sleep(Duration::MAX)`): 30 years from now.
-pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// The instant `d` after `from`, as tokio computes a deadline: a sum that
 /// overflows an `Instant` lands 30 years after `from`. This is the crate's
@@ -84,7 +79,6 @@ pub(crate) fn instant_after(d: Duration) -> Instant {
 
 /// `d` in nanoseconds, if that fits an `i64`. Plain 64-bit arithmetic: this
 /// runs for every timer made.
-#[inline]
 fn nanos(d: Duration) -> Option<i64> {
     i64::try_from(d.as_secs())
         .ok()?
@@ -97,7 +91,6 @@ fn nanos(d: Duration) -> Option<i64> {
 /// `u64`; a test checks it). Written out because `ns / MS` next to
 /// `ns / tick_ns` under `if tick_ns == MS` is merged back into one `div`;
 /// a multiplication is not.
-#[inline]
 fn millis_in(ns: u64) -> u64 {
     const RECIPROCAL: u128 = 4_835_703_278_458_516_699;
     ((u128::from(ns) * RECIPROCAL) >> 82) as u64
@@ -162,7 +155,6 @@ impl Clock {
     /// may not have run since. On a multi-thread runtime tokio answers from
     /// its driver's last pass, which the shard's elapsed tick stands in
     /// for: no clock read.
-    #[inline]
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }
@@ -226,7 +218,6 @@ impl Clock {
     }
 
     /// The instant of `deadline` (saturating).
-    #[inline]
     pub(crate) fn instant_of(&self, deadline: Deadline) -> Instant {
         let ns = deadline.0;
         let d = Duration::from_nanos(ns.unsigned_abs());
@@ -256,7 +247,6 @@ impl Clock {
     /// Whole ticks in `ns`. This runs once or twice for every timer, and a
     /// 64-bit `div` is among the slowest integer instructions: the default
     /// 1 ms tick multiplies by the reciprocal instead (see [`millis_in`]).
-    #[inline]
     fn ticks_in(&self, ns: u64) -> u64 {
         if self.tick_ns == MS {
             millis_in(ns)
@@ -272,12 +262,10 @@ impl Clock {
     }
 
     /// The last tick that has ended by `t`.
-    #[inline]
     pub(crate) fn tick_at(&self, t: Instant) -> u64 {
         self.ticks_to(self.ns_of(t))
     }
 
-    #[inline]
     fn ticks_to(&self, ns: i64) -> u64 {
         match ns {
             n if n <= 0 => 0,
@@ -294,102 +282,6 @@ impl Clock {
     pub(crate) fn instant_of_tick(&self, tick: u64) -> Instant {
         self.instant_of(self.deadline_of_tick(tick))
     }
-}
-
-/// What a wheel learns of its runtime's tokio timer when it is built.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TokioTimer {
-    /// An instant at which tokio's timer ticks: the latest millisecond
-    /// boundary its driver has processed, or `None` when the search cannot
-    /// tell (tokio's clock was advanced from another thread meanwhile, or
-    /// the timer files its timers later, below).
-    pub(crate) boundary: Option<Instant>,
-    /// Whether a sleep reset to a deadline its driver has processed
-    /// completes on its next poll, as with tokio's classic timer. tokio's
-    /// alternative timer (`enable_alt_timer`) makes a new timer on every
-    /// reset and files it when its worker next parks; making one panics on
-    /// a runtime that is shutting down, so the wheel's driver is not
-    /// re-armed from within such a timer's wake-ups (see `engine::driver`).
-    pub(crate) fires_at_once: bool,
-}
-
-/// Asks tokio's timer where its ticks fall, and how it takes a reset.
-///
-/// tokio counts time in whole milliseconds from its runtime's start and
-/// rounds every deadline up to one of them; a sleep whose rounded deadline
-/// the driver has already processed completes on its first poll. That is
-/// true of every deadline at or before the last processed boundary and of
-/// none after it, so a binary search on "completes at once" finds that
-/// boundary to the nanosecond. It costs about forty polls of one tokio
-/// `Sleep`, once per wheel. A timer under which no deadline completes at
-/// once, not even one from before the runtime started, files its timers
-/// later.
-///
-/// # Panics
-///
-/// Outside a tokio runtime, or in one built without `enable_time`.
-pub(crate) fn probe_tokio_timer() -> TokioTimer {
-    let mut probe = pin!(tokio::time::sleep_until(Instant::now()));
-    // The searches poll one sleep many times in a row: without this,
-    // tokio's cooperative budget would answer `Pending` for it.
-    let search = pin!(tokio::task::unconstrained(std::future::poll_fn(
-        move |_| Poll::Ready(search_boundary(probe.as_mut()))
-    )));
-    match search.poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(found) => found,
-        Poll::Pending => TokioTimer {
-            boundary: None,
-            fires_at_once: true,
-        },
-    }
-}
-
-fn search_boundary(mut probe: std::pin::Pin<&mut tokio::time::Sleep>) -> TokioTimer {
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut fires = |t: Instant| {
-        probe.as_mut().reset(t);
-        probe.as_mut().poll(&mut cx).is_ready()
-    };
-    let now = Instant::now();
-    let found = |boundary| TokioTimer {
-        boundary,
-        fires_at_once: true,
-    };
-    // Nothing after now has elapsed.
-    let mut hi = later(now, Duration::from_nanos(1));
-    if fires(hi) {
-        return found(None);
-    }
-    // Something before now has been: tokio's start at the latest.
-    let mut back = Duration::from_millis(1);
-    let mut lo = loop {
-        let Some(t) = now.checked_sub(back) else {
-            // Not even the earliest instant there is completes at once.
-            return TokioTimer {
-                boundary: None,
-                fires_at_once: false,
-            };
-        };
-        if fires(t) {
-            break t;
-        }
-        hi = t;
-        let Some(b) = back.checked_mul(2) else {
-            return found(None);
-        };
-        back = b;
-    };
-    while hi - lo > Duration::from_nanos(1) {
-        let mid = lo + (hi - lo) / 2;
-        if fires(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    // `lo` completes and one nanosecond later does not, in two polls in a
-    // row: a boundary lies between them, so `lo` is one.
-    found((fires(lo) && !fires(hi)).then_some(lo))
 }
 
 #[cfg(test)]
@@ -545,17 +437,5 @@ mod tests {
         let t = Instant::now() + Duration::from_secs(400 * 365 * 86_400);
         assert_eq!(c.deadline_of(t), Deadline(HORIZON_NS));
         assert!(c.tick_of(Deadline(HORIZON_NS)) < u64::MAX);
-    }
-
-    #[test]
-    fn the_boundary_found_is_a_tick_of_tokio() {
-        paused_runtime().block_on(async {
-            let start = Instant::now();
-            // Move the clock off tokio's millisecond grid and let tokio's
-            // driver process: its last tick is then the 2 ms boundary.
-            tokio::time::advance(Duration::from_micros(2_400)).await;
-            let b = probe_tokio_timer().boundary.expect("a boundary");
-            assert_eq!(b - start, Duration::from_millis(2));
-        });
     }
 }

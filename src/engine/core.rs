@@ -112,7 +112,6 @@ impl Core {
     // ===== capacity =====
 
     /// Counts one more live timer, unless `max_pending` are alive already.
-    #[inline]
     pub(crate) fn acquire(&self) -> bool {
         match self.max_pending {
             None => true,

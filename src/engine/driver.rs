@@ -65,6 +65,7 @@ use tokio::time::Instant;
 use crate::engine::publish::{self, Telemetry};
 use crate::engine::shards::{wake_all, Shards};
 use crate::engine::sync::{Arc, Ordering};
+use crate::engine::tokio_reliance::{self, Reset};
 use crate::engine::wheel::NEVER;
 
 /// Wakers taken per lock hold.
@@ -253,7 +254,7 @@ struct Alarm {
     /// wake-up: not under tokio's alternative timer, which makes a new timer
     /// for a reset and panics doing so while its runtime shuts down (it
     /// wakes every timer then); the task re-arms instead (see
-    /// `clock::TokioTimer`).
+    /// `tokio_reliance::TokioTimer`).
     rearm_inline: bool,
     /// What the wheel reports outside it (`engine::publish`).
     telemetry: Telemetry,
@@ -286,26 +287,12 @@ impl Alarm {
         if !rearm {
             return Pass::More;
         }
-        // tokio's classic timer never panics on a reset; its alternative
-        // timer makes a new timer for it, and panics when the runtime is
-        // shutting down (the alarm does not re-arm under it; this guards the
-        // task). The wheel is then shutting down too: a pass that cannot
-        // re-arm has nothing left to do.
-        let reset = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            sleep.as_mut().reset(at);
-        }));
-        if reset.is_err() {
-            return Pass::Dead;
-        }
-        // Polling a tokio sleep whose timer has shut down panics. Such a
-        // reset fires the sleep at once, as does one to a deadline that has
-        // passed: either way it is not polled here.
-        if sleep.is_elapsed() {
-            return if Instant::now() >= at {
-                Pass::Again
-            } else {
-                Pass::Dead
-            };
+        // Polling a sleep whose timer has shut down panics: a dead one is
+        // not polled here.
+        match tokio_reliance::reset(sleep.as_mut(), at) {
+            Reset::Armed => {}
+            Reset::Passed => return Pass::Again,
+            Reset::Dead => return Pass::Dead,
         }
         match sleep.as_mut().poll(&mut Context::from_waker(alarm)) {
             Poll::Pending => Pass::Armed,

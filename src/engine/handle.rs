@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use crate::engine::clock;
 use crate::engine::config::{BuildKind, Config};
 use crate::engine::core::Core;
 use crate::engine::counts::Counts;
@@ -18,6 +17,7 @@ use crate::engine::publish::Telemetry;
 use crate::engine::shard::Shard;
 use crate::engine::shards::{ShardRef, Shards};
 use crate::engine::sync::{Arc, Ordering};
+use crate::engine::tokio_reliance;
 
 /// A running wheel: its shards, and a count among its handles.
 #[derive(Debug, Clone)]
@@ -47,19 +47,8 @@ impl WheelHandle {
         let shards = config.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
         // Counting ticks from one of tokio's own tick boundaries makes the
-        // wheel's ticks end where tokio's do: one rounding, not two. A
-        // runtime that has shut down has no timer to ask (and its driver
-        // refuses the wheel's task: the wheel is born shut down).
-        let timer = if is_closed(&runtime) {
-            clock::TokioTimer {
-                boundary: None,
-                fires_at_once: true,
-            }
-        } else {
-            // tokio panics when asked for a timer on a runtime built
-            // without one: that is an error here, not a panic.
-            std::panic::catch_unwind(clock::probe_tokio_timer).map_err(|_| BuildKind::NoTimer)?
-        };
+        // wheel's ticks end where tokio's do: one rounding, not two.
+        let timer = tokio_reliance::timer_of(&runtime).ok_or(BuildKind::NoTimer)?;
         let origin = timer.boundary.unwrap_or_else(tokio::time::Instant::now);
         let mut core = Core::new(origin, config.tick, config.slots(), config.max_pending);
         core.clock.runs_on(runtime.runtime_flavor());
@@ -83,12 +72,10 @@ impl WheelHandle {
         }
     }
 
-    #[inline]
     pub(crate) fn shards(&self) -> &Shards {
         &self.inner.shards
     }
 
-    #[inline]
     pub(crate) fn core(&self) -> &Core {
         &self.inner.shards.core
     }
@@ -137,24 +124,4 @@ impl WheelHandle {
     pub(crate) fn is_shutdown(&self) -> bool {
         self.core().is_shutdown()
     }
-}
-
-/// Whether `handle`'s runtime has shut down: it drops a task spawned on it
-/// without ever polling it. A live runtime polls a task before it drops it.
-fn is_closed(handle: &tokio::runtime::Handle) -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    const POLLED: u8 = 1;
-    const DROPPED: u8 = 2;
-    struct OnDrop(std::sync::Arc<AtomicU8>);
-    impl Drop for OnDrop {
-        fn drop(&mut self) {
-            self.0.fetch_or(DROPPED, Ordering::AcqRel);
-        }
-    }
-    let seen = std::sync::Arc::new(AtomicU8::new(0));
-    let guard = OnDrop(seen.clone());
-    drop(handle.spawn(async move {
-        guard.0.fetch_or(POLLED, Ordering::AcqRel);
-    }));
-    seen.load(Ordering::Acquire) == DROPPED
 }

@@ -19,6 +19,8 @@
 //! - [`wheel`]: the hashed timing wheel itself, plain data with no tokio.
 //! - [`clock`]: the only place where an `Instant` becomes a tick.
 //! - [`sync`]: the locks and atomics, swapped for loom's under `cfg(loom)`.
+//! - [`tokio_reliance`]: every behaviour of tokio the engine relies on
+//!   beyond its documented API, each with the test that checks it.
 //!
 //! # How it works
 //!
@@ -158,5 +160,6 @@ pub(crate) mod registry;
 pub(crate) mod shard;
 pub(crate) mod shards;
 pub(crate) mod sync;
+pub(crate) mod tokio_reliance;
 pub(crate) mod waker_id;
 pub(crate) mod wheel;

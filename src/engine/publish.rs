@@ -237,6 +237,7 @@ mod facade {
     use super::{lock, names, Published, TOTALS};
     use crate::engine::clock::later;
     use crate::engine::shards::Shards;
+    use crate::engine::tokio_reliance::{self, Reset};
 
     static METADATA: Metadata<'static> =
         Metadata::new("hashwheel", metrics::Level::INFO, Some(module_path!()));
@@ -391,11 +392,10 @@ mod facade {
         loop {
             let start = (Instant::now(), std::time::Instant::now());
             let deadline = later(start.0, p.interval);
-            sleep.as_mut().reset(deadline);
-            // As in the driver: a reset fires a sleep at once when tokio's
-            // timer has shut down, and polling it then would panic. The
-            // driver is about to stop, and `stopped` publishes.
-            if sleep.is_elapsed() && Instant::now() < deadline {
+            // As in the driver: a sleep whose tokio timer has shut down must
+            // not be polled. The driver is about to stop, and `stopped`
+            // publishes.
+            if tokio_reliance::reset(sleep.as_mut(), deadline) == Reset::Dead {
                 return std::future::pending().await;
             }
             sleep.as_mut().await;

@@ -208,7 +208,6 @@ fn lookup(runtime: Id) -> Result<WheelHandle, Refused> {
 /// is a read of tokio's current task id and a thread-local comparison: no
 /// runtime handle. Otherwise it is one [`Handle::try_current`] (the same
 /// lookup `tokio::time::sleep` makes) and the same comparison.
-#[inline]
 fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Refused> {
     let task = task::try_id();
     if task.is_some() {

@@ -76,14 +76,12 @@ pub(crate) type ShardHold = ShardRef<false>;
 impl ShardRef {
     /// A claiming hold on `shard` for a live timer that the caller has
     /// already counted ([`Core::acquire`]).
-    #[inline]
     pub(crate) fn new(shard: &Arc<Shard>) -> ShardRef {
         ShardRef(Some(shard.clone()))
     }
 
     /// A hold on `shard` for one more live timer; `None` when `max_pending`
     /// are alive already.
-    #[inline]
     pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
         shard.core.acquire().then(|| ShardRef::new(shard))
     }
@@ -95,14 +93,12 @@ impl ShardRef {
 }
 
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
-    #[inline]
     pub(crate) fn get(&self) -> &Shard {
         self.0
             .as_deref()
             .expect("shard reference is only taken in drop")
     }
 
-    #[inline]
     pub(crate) fn core(&self) -> &Core {
         &self.get().core
     }

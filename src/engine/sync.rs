@@ -67,7 +67,6 @@ pub(crate) use std::sync::atomic::Ordering;
 /// and poisons nothing: no code path panics while holding a shard lock,
 /// and if one did, other timers must go on.
 #[cfg(not(loom))]
-#[inline]
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(test)]
     LOCKS_TAKEN.with(|n| n.set(n.get() + 1));

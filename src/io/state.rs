@@ -225,7 +225,6 @@ impl<const N: usize> Timeouts<N> {
     /// returned `r`: `r`, or a timeout error instead of `Pending`. An
     /// operation of no direction (`None`: one the wrapper does not time)
     /// returns `r`.
-    #[inline]
     pub(crate) fn check<T>(
         &mut self,
         dir: Option<usize>,

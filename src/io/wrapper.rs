@@ -275,7 +275,6 @@ macro_rules! timeout {
 /// through the wrapper's timeouts as an operation of direction `$dir`.
 macro_rules! timed {
     ($dir:expr, $name:ident($($arg:ident: $ty:ty),*) -> $out:ty) => {
-        #[inline]
         fn $name(
             self: ::std::pin::Pin<&mut Self>,
             cx: &mut ::std::task::Context<'_>,

@@ -85,7 +85,6 @@ pub struct Sleep {
 
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
-    #[inline]
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
         let at = shard.deadline_after(duration);
         Sleep {
@@ -94,7 +93,6 @@ impl Sleep {
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
-    #[inline]
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
         let at = shard.deadline_at(deadline);
         Sleep {
@@ -105,7 +103,6 @@ impl Sleep {
     /// A sleep on the wheel of `shard` whose deadline is set later, by
     /// [`start`](Sleep::start) or [`start_at`](Sleep::start_at), before its
     /// first poll or reset (a lazy timeout's).
-    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
         Sleep {
             entry: OwnedEntry::unstarted(shard),
@@ -114,7 +111,6 @@ impl Sleep {
 
     /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
     /// `duration` from now.
-    #[inline]
     pub(crate) fn start(&mut self, duration: Duration) {
         let at = self.entry.shard().deadline_after(duration);
         self.entry.start(at);
@@ -218,7 +214,6 @@ impl Sleep {
 
     /// Polls the sleep without touching the task's budget: for a timer
     /// that has checked the budget already in this poll.
-    #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
     }

@@ -57,7 +57,6 @@ impl OwnedEntry {
     /// An entry on the wheel of `shard` whose deadline is set later, by
     /// [`start`](OwnedEntry::start), before its first poll or reset (for a
     /// `LazyTimeout` made on a held wheel).
-    #[inline]
     pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
         OwnedEntry::new(shard, Deadline::ORIGIN)
     }
@@ -76,7 +75,6 @@ impl OwnedEntry {
     }
 
     /// An entry due at `deadline`.
-    #[inline]
     pub(crate) fn new(shard: ShardRef, deadline: Deadline) -> OwnedEntry {
         OwnedEntry {
             shard,

@@ -222,7 +222,6 @@ impl SharedEntry {
 
     /// Polls the owner's entry: registers it on the first poll, and keeps
     /// `cx`'s waker for the moment it ends.
-    #[inline]
     pub(crate) fn poll(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         if let OnExpire::Wake(waker) = &self.on_expire {
             waker.register(cx.waker());
@@ -237,7 +236,6 @@ impl SharedEntry {
 
     /// The owner lets go (a `Delay` dropped): a pending entry is cancelled,
     /// and removed if it is in the wheel.
-    #[inline]
     pub(crate) fn release(&self) {
         let bits = self.state.load(Ordering::Acquire);
         match key_of(bits) {
