@@ -38,7 +38,8 @@ use std::time::{Duration, Instant as StdInstant};
 use tokio::time::Instant;
 
 use crate::sleep::Sleep as WheelSleep;
-use crate::wheel::{Wheel, WheelOrDefault};
+use crate::wheel::Wheel;
+use crate::wheel_or_default::WheelOrDefault;
 
 /// A [`hyper::rt::Timer`] whose sleeps are hashwheel
 /// sleeps.

@@ -107,6 +107,7 @@ mod timeout;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 mod wheel;
+mod wheel_or_default;
 
 pub use builder::Builder;
 pub use delay::{delay, delay_at, try_delay, try_delay_at, Delay, TimeoutHandle};

@@ -54,7 +54,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::timeout::Timeout as WheelTimeout;
-use crate::wheel::{Wheel, WheelOrDefault};
+use crate::wheel::Wheel;
+use crate::wheel_or_default::WheelOrDefault;
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
 /// or an [`Elapsed`](crate::error::Elapsed). The same type as `tower::BoxError`.

@@ -788,7 +788,7 @@ mod tests {
     /// and a key from before the wrap still reaches its own value only.
     #[test]
     fn generations_wrap_past_zero() {
-        crate::engine::clock::paused_runtime().block_on(async {
+        crate::engine::tokio_reliance::paused_runtime().block_on(async {
             let wheel = crate::Wheel::new();
             let mut q = wheel.delay_queue();
             q.generation = NonZeroU32::MAX;

@@ -285,17 +285,9 @@ impl Clock {
 }
 
 #[cfg(test)]
-pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tokio_reliance::paused_runtime;
 
     /// A timeout reads the clock when it is made and converts its deadline
     /// at its first pending poll (`deadline_of(later(now, d))`); a sleep

@@ -503,7 +503,7 @@ mod tests {
     /// day away).
     #[test]
     fn a_stopped_driver_frees_its_shards() {
-        crate::engine::clock::paused_runtime().block_on(async {
+        crate::engine::tokio_reliance::paused_runtime().block_on(async {
             let shards = shards();
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
@@ -559,7 +559,7 @@ mod tests {
     fn a_pass_that_panics_restarts_the_driver_and_keeps_every_deadline() {
         #[cfg(feature = "tracing")]
         let (errors, _guard) = catch_errors();
-        crate::engine::clock::paused_runtime().block_on(async {
+        crate::engine::tokio_reliance::paused_runtime().block_on(async {
             let wheel = crate::Wheel::new();
             // The task's first two passes panic.
             fault::panic_next_passes(2);

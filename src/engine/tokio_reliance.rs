@@ -237,10 +237,19 @@ pub(crate) fn reset(mut sleep: Pin<&mut Sleep>, at: Instant) -> Reset {
     }
 }
 
+/// A current-thread runtime on tokio's paused clock, for the engine's tests.
+#[cfg(test)]
+pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::engine::clock::paused_runtime;
 
     fn noop() -> Context<'static> {
         Context::from_waker(Waker::noop())

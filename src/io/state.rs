@@ -42,7 +42,8 @@ use crate::coop;
 use crate::engine::clock::later;
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::{Wheel, WheelOrDefault};
+use crate::wheel::Wheel;
+use crate::wheel_or_default::WheelOrDefault;
 
 /// The earlier of two optional deadlines.
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
