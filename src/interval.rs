@@ -6,6 +6,7 @@ use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::engine::clock::later;
+use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
@@ -61,7 +62,7 @@ impl Interval {
     pub(crate) fn new(sleep: Sleep, period: Duration) -> Interval {
         Interval {
             sleep,
-            period,
+            period: sleep_duration(period),
             missed: MissedTickBehavior::Burst,
         }
     }
@@ -214,7 +215,8 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_after(&mut self, after: Duration) {
-        self.sleep.reset(later(Instant::now(), after));
+        self.sleep
+            .reset(later(Instant::now(), sleep_duration(after)));
     }
 
     /// Makes the next tick come at `deadline`.

@@ -199,3 +199,30 @@ async fn a_duration_max_sleep_completes_under_auto_advance() {
     sleep(Duration::MAX).await;
     assert_eq!(start.elapsed(), Duration::from_secs(86_400 * 365 * 30));
 }
+
+/// tokio caps a sleep's duration and an interval's period at 30 years
+/// (`tokio::time::sleep(100 years)` is due 30 years from now), not only a
+/// sum that overflows; a timeout's duration it does not cap. The same
+/// calls on hashwheel give the same deadlines and periods.
+#[tokio::test(start_paused = true)]
+async fn long_durations_are_capped_where_tokio_caps_them() {
+    const YEAR: u64 = 86_400 * 365;
+    for d in [
+        Duration::from_secs(29 * YEAR),
+        Duration::from_secs(30 * YEAR),
+        Duration::from_secs(100 * YEAR),
+        Duration::from_secs(u64::MAX / 4),
+        Duration::MAX,
+    ] {
+        assert_eq!(
+            sleep(d).deadline(),
+            tokio::time::sleep(d).deadline(),
+            "sleep({d:?})"
+        );
+        assert_eq!(
+            interval(d).period(),
+            tokio::time::interval(d).period(),
+            "interval({d:?})"
+        );
+    }
+}

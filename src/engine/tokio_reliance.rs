@@ -43,7 +43,11 @@
 //! 6. **A deadline that overflows an `Instant` lands 30 years out**, as
 //!    `tokio::time::sleep(Duration::MAX)` puts it ([`FAR_FUTURE`]; the sum
 //!    itself is `engine::clock::later`). Test:
-//!    `an_overflowing_sleep_lands_where_tokio_puts_it` (here).
+//!    `an_overflowing_sleep_lands_where_tokio_puts_it` (here). tokio's
+//!    `sleep` and `interval` go further and cap every duration there, an
+//!    overflow or not ([`sleep_duration`]); its `timeout` does not. Test:
+//!    `long_durations_are_capped_where_tokio_caps_them` in
+//!    tests/tokio_behaviour.rs.
 //! 7. **`advance` runs the timer's wakers before it returns.** tokio's driver
 //!    processes its timers whenever the runtime parks and wakes their
 //!    wakers there; the paused clock's `advance` parks it. The driver's
@@ -79,6 +83,15 @@ use tokio::time::{Instant, Sleep};
 /// How far tokio puts a deadline that overflows an `Instant`
 /// (`tokio::time::sleep(Duration::MAX)`): 30 years from now (item 6).
 pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// The duration a sleep of `d`, or an interval of period `d`, takes, as
+/// tokio's `sleep`, `interval` and `Interval::reset_after` take it: capped
+/// at [`FAR_FUTURE`] whether or not the sum would overflow (a timeout's
+/// duration tokio does not cap). Test:
+/// `tests/tokio_behaviour.rs::long_durations_are_capped_where_tokio_caps_them`.
+pub(crate) fn sleep_duration(d: Duration) -> Duration {
+    d.min(FAR_FUTURE)
+}
 
 /// What a wheel learns of its runtime's tokio timer when it is built.
 #[derive(Debug, Clone, Copy)]

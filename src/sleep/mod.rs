@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use crate::coop;
 use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::shards::ShardRef;
+use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
@@ -29,8 +30,8 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 /// budget, so a task that keeps awaiting completed sleeps lets the
 /// runtime's other tasks run once its budget is spent.
 ///
-/// Far deadlines behave as with tokio: a duration whose sum with now
-/// overflows an `Instant` (`Duration::MAX`) lands 30 years from now, as
+/// Far deadlines behave as with tokio: a duration over 30 years
+/// (`Duration::MAX` among them) lands 30 years from now, where
 /// `tokio::time::sleep` puts it, and a deadline more than 2^63 ns (about 292
 /// years) after the wheel was built is moved to that point. Either way
 /// the sleep completes there, so a paused-clock test that awaits it
@@ -86,7 +87,7 @@ pub struct Sleep {
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
-        let at = shard.deadline_after(duration);
+        let at = shard.deadline_after(sleep_duration(duration));
         Sleep {
             entry: OwnedEntry::new(shard, at),
         }
