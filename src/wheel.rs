@@ -149,7 +149,7 @@ impl Wheel {
     pub(crate) fn claim_or_panic(&self, what: &str) -> ShardRef {
         match self.claim() {
             Ok(s) => s,
-            Err(e) => e.fail(&format!("Wheel::{what}")),
+            Err(e) => fail_on_wheel(e, what),
         }
     }
 
@@ -281,4 +281,12 @@ pub(crate) fn claim_default(what: &str) -> ShardRef {
         Ok(s) => s,
         Err(r) => Error::from(r).fail(what),
     }
+}
+
+/// [`Wheel::claim_or_panic`]'s panic, out of line: with the message's
+/// formatting inline, the claim was not inlined into the timer constructors.
+#[cold]
+#[track_caller]
+fn fail_on_wheel(e: Error, what: &str) -> ! {
+    e.fail(&format!("Wheel::{what}"))
 }
