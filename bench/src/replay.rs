@@ -27,22 +27,18 @@
 use std::future::{pending, poll_fn, Future};
 use std::ops::Range;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use futures::task::AtomicWaker;
 use hashwheel::Wheel;
 use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
-use super::server::ServerConfig;
+use super::server::{handle, Conn, Event, ServerConfig, SILENT_EVERY};
 use super::support::lock;
 use super::{Imp, Rng};
-
-/// One connection in this many goes silent (as in the server row).
-const SILENT_EVERY: usize = 10;
 
 /// The latest a reap may come after its idle deadline: the timers' 1 ms
 /// resolution, and a tick of the generator.
@@ -244,25 +240,6 @@ impl Timers for TokioTimers {
 // ===== the connections =====
 
 #[derive(Debug, Default)]
-struct Conn {
-    pending: AtomicU32,
-    closed: AtomicBool,
-    waker: AtomicWaker,
-}
-
-impl Conn {
-    fn send(&self) {
-        self.pending.fetch_add(1, Ordering::Release);
-        self.waker.wake();
-    }
-
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.waker.wake();
-    }
-}
-
-#[derive(Debug, Default)]
 struct Shared {
     started: AtomicUsize,
     done: AtomicUsize,
@@ -270,17 +247,6 @@ struct Shared {
     /// deadline it came (`None`: before it).
     reaps: Mutex<Vec<(bool, Option<Duration>)>>,
     request_timeouts: AtomicU64,
-}
-
-enum Event {
-    Messages(u32),
-    Idle,
-    Closed,
-}
-
-/// A request's handling: pending once, then done.
-async fn handle() {
-    tokio::task::yield_now().await;
 }
 
 async fn connection<T: Timers>(

@@ -40,7 +40,7 @@ use super::{quantile, Imp, Rng};
 pub const SERVER_RT: &str = "server-rt";
 
 /// One connection in this many goes silent.
-const SILENT_EVERY: usize = 10;
+pub(crate) const SILENT_EVERY: usize = 10;
 
 /// The shape of one server run.
 #[derive(Debug, Clone, Copy)]
@@ -259,19 +259,19 @@ where
 
 /// A connection's inbox: messages waiting, and whether it is closed.
 #[derive(Debug, Default)]
-struct Conn {
-    pending: AtomicU32,
-    closed: AtomicBool,
-    waker: AtomicWaker,
+pub(crate) struct Conn {
+    pub(crate) pending: AtomicU32,
+    pub(crate) closed: AtomicBool,
+    pub(crate) waker: AtomicWaker,
 }
 
 impl Conn {
-    fn send(&self) {
+    pub(crate) fn send(&self) {
         self.pending.fetch_add(1, Ordering::Release);
         self.waker.wake();
     }
 
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.waker.wake();
     }
@@ -288,7 +288,7 @@ struct Shared {
     request_timeouts: AtomicU64,
 }
 
-enum Event {
+pub(crate) enum Event {
     Messages(u32),
     Idle,
     Closed,
@@ -296,7 +296,7 @@ enum Event {
 
 /// What a request's handling is: pending once (a brief wait, as on I/O),
 /// then done.
-async fn handle() {
+pub(crate) async fn handle() {
     tokio::task::yield_now().await;
 }
 
