@@ -515,30 +515,12 @@ pub mod rows {
 
     /// These workloads' sections, in the order `compare` runs them.
     pub const SECTIONS: &[Section] = &[
-        Section {
-            name: "task_register",
-            run: register_cancel,
-        },
-        Section {
-            name: "task_reset",
-            run: reset_poll,
-        },
-        Section {
-            name: "task_timeout",
-            run: timeout,
-        },
-        Section {
-            name: "task_insert",
-            run: insert_cancel,
-        },
-        Section {
-            name: "cross",
-            run: cross_worker_cancel,
-        },
-        Section {
-            name: "task_memory",
-            run: memory,
-        },
+        Section::new("task_register", register_cancel),
+        Section::new("task_reset", reset_poll),
+        Section::new("task_timeout", timeout),
+        Section::new("task_insert", insert_cancel),
+        Section::new("cross", cross_worker_cancel),
+        Section::new("task_memory", memory),
     ];
 
     /// The name of the in-task insert row for `n` pending timers.

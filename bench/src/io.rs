@@ -785,16 +785,8 @@ pub mod rows {
     use crate::table::{self, Table};
 
     /// These workloads' sections, in the order `compare` runs them.
-    pub const SECTIONS: &[Section] = &[
-        Section {
-            name: "io_read",
-            run: read,
-        },
-        Section {
-            name: "io_idle",
-            run: idle,
-        },
-    ];
+    pub const SECTIONS: &[Section] =
+        &[Section::new("io_read", read), Section::new("io_idle", idle)];
 
     /// The fewest rounds of the io rows (per read and memory): each is short,
     /// and an added cost of a few ns is the difference of two noisy medians.

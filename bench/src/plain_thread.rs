@@ -839,46 +839,16 @@ pub mod rows {
     /// process (with tokio's `test-util`, which this package enables) takes
     /// a slower path.
     pub const SECTIONS: &[Section] = &[
-        Section {
-            name: "register",
-            run: register_cancel,
-        },
-        Section {
-            name: "timeout",
-            run: timeout,
-        },
-        Section {
-            name: "insert",
-            run: insert_cancel,
-        },
-        Section {
-            name: "memory",
-            run: memory,
-        },
-        Section {
-            name: "reset",
-            run: reset,
-        },
-        Section {
-            name: "burst",
-            run: burst,
-        },
-        Section {
-            name: "lateness",
-            run: lateness,
-        },
-        Section {
-            name: "idle",
-            run: idle,
-        },
-        Section {
-            name: "queue",
-            run: delay_queue,
-        },
-        Section {
-            name: "pass",
-            run: expiry_pass,
-        },
+        Section::new("register", register_cancel),
+        Section::new("timeout", timeout),
+        Section::new("insert", insert_cancel),
+        Section::new("memory", memory),
+        Section::new("reset", reset),
+        Section::new("burst", burst),
+        Section::new("lateness", lateness),
+        Section::new("idle", idle),
+        Section::new("queue", delay_queue),
+        Section::new("pass", expiry_pass),
     ];
 
     /// The mark of a secondary row: timers registered from a plain thread

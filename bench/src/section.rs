@@ -28,6 +28,13 @@ pub struct Envs {
     pub task: TaskEnv,
 }
 
+impl Section {
+    /// The section `name`, filled by `run`.
+    pub const fn new(name: &'static str, run: fn(&Config, &Envs, &mut Table)) -> Section {
+        Section { name, run }
+    }
+}
+
 impl Default for Envs {
     fn default() -> Self {
         Envs::new()

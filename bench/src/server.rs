@@ -504,10 +504,7 @@ pub mod rows {
     use crate::{median, Imp};
 
     /// The server's section.
-    pub const SECTIONS: &[Section] = &[Section {
-        name: "server",
-        run: server,
-    }];
+    pub const SECTIONS: &[Section] = &[Section::new("server", server)];
 
     /// The name of the server's timer CPU row for `conns` connections.
     pub fn server_cpu_row(conns: usize) -> String {
