@@ -38,7 +38,11 @@
 //!
 //! Built without it, compare says so at its start and under its table.
 //!
-//! See BENCHMARKS.md for what each row stands for.
+//! Each section lives in the bench library beside the workload it runs (a
+//! `rows` module at the end of `in_task.rs`, `server.rs`, `io.rs` and
+//! `plain_thread.rs`; `compare.rs` lists them in run order). This binary
+//! holds the command line, the report's head and the charts. See
+//! BENCHMARKS.md for what each row stands for.
 
 mod charts;
 mod recorder;
