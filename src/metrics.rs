@@ -1,5 +1,6 @@
 //! A snapshot of a wheel's counters.
 
+use std::fmt;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -27,8 +28,46 @@ use crate::engine::lag::{self, LAG_BUCKETS};
 /// assert_eq!(m.fired_count(), 1);
 /// # }
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Metrics(Counts);
+
+// By hand, not derived: a derived `Debug` would print the wheel's inner
+// counts, some of which no getter shows. This prints each getter under its
+// own name, and nothing else; a getter that takes an argument, for each
+// bucket (the histogram) or at the quantiles a dashboard shows.
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let buckets = 0..self.driver_lag_histogram_num_buckets();
+        let ranges: Vec<Range<Duration>> = buckets
+            .clone()
+            .map(|i| self.driver_lag_histogram_bucket_range(i))
+            .collect();
+        let counts: Vec<u64> = buckets
+            .map(|i| self.driver_lag_histogram_bucket_count(i))
+            .collect();
+        f.debug_struct("Metrics")
+            .field("num_pending", &self.num_pending())
+            .field("num_entries", &self.num_entries())
+            .field("num_shards", &self.num_shards())
+            .field("fired_count", &self.fired_count())
+            .field("cancelled_count", &self.cancelled_count())
+            .field("registered_count", &self.registered_count())
+            .field("rejected_count", &self.rejected_count())
+            .field("driver_wakeups_count", &self.driver_wakeups_count())
+            .field("waker_panic_count", &self.waker_panic_count())
+            .field("driver_panic_count", &self.driver_panic_count())
+            .field("max_driver_lag", &self.max_driver_lag())
+            .field(
+                "driver_lag_histogram_num_buckets",
+                &self.driver_lag_histogram_num_buckets(),
+            )
+            .field("driver_lag_histogram_bucket_range", &ranges)
+            .field("driver_lag_histogram_bucket_count", &counts)
+            .field("driver_lag_quantile(0.5)", &self.driver_lag_quantile(0.5))
+            .field("driver_lag_quantile(0.99)", &self.driver_lag_quantile(0.99))
+            .finish()
+    }
+}
 
 impl Metrics {
     pub(crate) fn new(counts: Counts) -> Metrics {
@@ -461,5 +500,109 @@ impl Metrics {
     pub fn driver_lag_quantile(&self, q: f64) -> Option<Duration> {
         assert!((0.0..=1.0).contains(&q), "quantile {q} is not within 0..=1");
         lag::quantile(&self.0.lag_buckets, self.0.max_lag, q)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The public getters of `Metrics`, read from this file's source, so
+    /// that a getter added later is checked too.
+    fn getters() -> Vec<&'static str> {
+        include_str!("metrics.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("    pub fn "))
+            .filter_map(|l| l.split('(').next())
+            .collect()
+    }
+
+    /// Counts with a value of its own in every field, the driver's lag in
+    /// two buckets.
+    fn counts() -> Counts {
+        let mut lag_buckets = [0; LAG_BUCKETS];
+        lag_buckets[3] = 40;
+        lag_buckets[11] = 2;
+        Counts {
+            pending: 101,
+            entries: 102,
+            shards: 3,
+            fired: 104,
+            cancelled: 105,
+            registered: 106,
+            drained: 987_654,
+            wakeups: 108,
+            waker_panics: 109,
+            driver_panics: 110,
+            max_lag: Duration::from_micros(1500),
+            rejected: 111,
+            lag_buckets,
+        }
+    }
+
+    #[test]
+    fn debug_names_every_getter_and_nothing_else() {
+        let m = Metrics::new(counts());
+        let pretty = format!("{m:#?}");
+        // `{:#?}` puts each field on a line of its own, four spaces in.
+        let fields: Vec<&str> = pretty
+            .lines()
+            .filter_map(|l| l.strip_prefix("    "))
+            .filter(|l| !l.starts_with(' '))
+            .filter_map(|l| Some(l.split_once(": ")?.0))
+            .collect();
+        let mut named: Vec<&str> = fields
+            .iter()
+            .map(|name| name.split('(').next().unwrap())
+            .collect();
+        named.dedup();
+        let mut want = getters();
+        assert!(want.len() >= 15, "getters read from the source: {want:?}");
+        want.sort_unstable();
+        let mut sorted = named.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, want, "{pretty}");
+        assert_eq!(
+            named.len(),
+            fields.len() - 1,
+            "one field each, but the quantiles"
+        );
+
+        // Each field holds what its getter returns.
+        let flat = format!("{m:?}");
+        let scalar = |name: &str, v: &dyn fmt::Debug| {
+            let (mid, last) = (format!(" {name}: {v:?},"), format!(" {name}: {v:?} }}"));
+            assert!(
+                flat.contains(&mid) || flat.ends_with(&last),
+                "{name}: {flat}"
+            );
+        };
+        scalar("num_pending", &m.num_pending());
+        scalar("num_entries", &m.num_entries());
+        scalar("num_shards", &m.num_shards());
+        scalar("fired_count", &m.fired_count());
+        scalar("cancelled_count", &m.cancelled_count());
+        scalar("registered_count", &m.registered_count());
+        scalar("rejected_count", &m.rejected_count());
+        scalar("driver_wakeups_count", &m.driver_wakeups_count());
+        scalar("waker_panic_count", &m.waker_panic_count());
+        scalar("driver_panic_count", &m.driver_panic_count());
+        scalar("max_driver_lag", &m.max_driver_lag());
+        let n = m.driver_lag_histogram_num_buckets();
+        scalar("driver_lag_histogram_num_buckets", &n);
+        scalar("driver_lag_quantile(0.5)", &m.driver_lag_quantile(0.5));
+        scalar("driver_lag_quantile(0.99)", &m.driver_lag_quantile(0.99));
+        let ranges: Vec<_> = (0..n)
+            .map(|i| m.driver_lag_histogram_bucket_range(i))
+            .collect();
+        let counts: Vec<_> = (0..n)
+            .map(|i| m.driver_lag_histogram_bucket_count(i))
+            .collect();
+        scalar("driver_lag_histogram_bucket_range", &ranges);
+        scalar("driver_lag_histogram_bucket_count", &counts);
+
+        // Nothing a getter does not show: not the drained entries.
+        assert!(!flat.contains("drained"), "{flat}");
+        assert!(!flat.contains("987654"), "{flat}");
     }
 }

@@ -11,6 +11,8 @@
 //! a tokio `Sleep` answers `Pending` *without registering*; so every body runs
 //! under `tokio::task::unconstrained`, and each operation does its real work.
 //! A server's task, polled once per request, does not hit the budget either.
+//!
+//! [`rows`], at the end, is `compare`'s sections of these workloads.
 
 use std::future::{poll_fn, Future};
 use std::hint::black_box;
@@ -497,4 +499,183 @@ pub fn bytes_per_timer(imp: Imp, n: usize, moved: bool) -> Option<f64> {
         "task_memory"
     };
     child_job(&format!("{job} {} {n}", imp.id()))
+}
+
+/// `compare`'s rows of these workloads: one section a `--only` name, each
+/// running its workload round by round, implementations alternating.
+pub mod rows {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::config::Config;
+    use crate::in_task as tasks;
+    use crate::pending_inputs;
+    use crate::section::{Envs, Section};
+    use crate::table::{count, rounds, Table, NS};
+
+    /// These workloads' sections, in the order `compare` runs them.
+    pub const SECTIONS: &[Section] = &[
+        Section::new("task_register", register_cancel),
+        Section::new("task_reset", reset_poll),
+        Section::new("task_timeout", timeout),
+        Section::new("task_insert", insert_cancel),
+        Section::new("cross", cross_worker_cancel),
+        Section::new("task_memory", memory),
+    ];
+
+    /// The name of the in-task insert row for `n` pending timers.
+    pub fn insert_row(n: usize) -> String {
+        format!(
+            "task, 1 worker: insert {} pending timers (10–60 s), CPU",
+            count(n)
+        )
+    }
+
+    /// The name of the in-task cancel row for `n` pending timers, cancelled in
+    /// insertion order (`random` false) or in random order.
+    pub fn cancel_row(n: usize, random: bool) -> String {
+        let order = if random { "random" } else { "insertion" };
+        format!(
+            "task, 1 worker: cancel those {} ({order} order), CPU",
+            count(n)
+        )
+    }
+
+    /// The head of a row run in a task on each of `workers` workers.
+    fn workers_head(workers: usize) -> String {
+        match workers {
+            1 => "task, 1 worker".to_string(),
+            n => format!("task, {n} workers (a task on each)"),
+        }
+    }
+
+    pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
+        let ops = cfg.task_ops;
+        for workers in [1, 2] {
+            let head = workers_head(workers);
+            let cpu = format!("{head}: register + cancel a 30 s sleep, CPU");
+            let wall = match workers {
+                1 => format!("{head}: register + cancel a 30 s sleep, wall"),
+                _ => format!(
+                    "{head}: register + cancel a 30 s sleep, wall (combined: all ops ÷ elapsed)"
+                ),
+            };
+            rounds(cfg.rounds, &tasks::register_cancel_imps(), |imp| {
+                let all = ops * workers as u64;
+                let (c, w) = tasks::register_cancel(e.task.rt(imp, workers), imp, ops).per_op(all);
+                t.add(&cpu, NS, imp, c);
+                t.add(&wall, NS, imp, w);
+            });
+        }
+    }
+
+    pub fn reset_poll(cfg: &Config, e: &Envs, t: &mut Table) {
+        let ops = cfg.task_ops;
+        let steps = [
+            (
+                Duration::from_millis(1),
+                "1 ms later (a new tick each time)",
+            ),
+            (
+                Duration::from_micros(1),
+                "1 µs later (mostly within its tick)",
+            ),
+        ];
+        for (workers, (step, what)) in [1, 2].into_iter().flat_map(|w| steps.map(|s| (w, s))) {
+            let head = workers_head(workers);
+            let cpu = format!("{head}: reset a pending sleep {what} and poll it, CPU");
+            rounds(cfg.rounds, &tasks::reset_poll_imps(), |imp| {
+                let all = ops * workers as u64;
+                let c = tasks::reset_poll(e.task.rt(imp, workers), imp, step, ops)
+                    .per_op(all)
+                    .0;
+                t.add(&cpu, NS, imp, c);
+            });
+        }
+    }
+
+    pub fn timeout(cfg: &Config, e: &Envs, t: &mut Table) {
+        let ops = cfg.task_ops;
+        for (pending, what) in [(true, "pending once, then ready"), (false, "ready at once")] {
+            let name = format!("task, 1 worker: timeout(30 s, f), f {what}, CPU");
+            rounds(cfg.rounds, &tasks::timeout_imps(), |imp| {
+                let cpu = tasks::timeout(e.task.rt(imp, 1), imp, pending, ops)
+                    .per_op(ops)
+                    .0;
+                t.add(&name, NS, imp, cpu);
+            });
+            let name = format!(
+            "task, 1 worker: timeout counted from the first pending poll (lazy_timeout; pingora's fast_timeout), f {what}, CPU"
+        );
+            rounds(cfg.rounds, &tasks::lazy_timeout_imps(), |imp| {
+                let cpu = tasks::lazy_timeout(e.task.rt(imp, 1), imp, pending, ops)
+                    .per_op(ops)
+                    .0;
+                t.add(&name, NS, imp, cpu);
+            });
+        }
+    }
+
+    /// Each round runs every implementation twice: insert then cancel in
+    /// insertion order, and insert then cancel in random order. The insert row
+    /// has both inserts (two values per round).
+    pub fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
+        for &n in &cfg.sizes {
+            let (deadlines, random) = pending_inputs(n, n as u64);
+            let (deadlines, random): (Arc<[Duration]>, Arc<[usize]>) =
+                (deadlines.into(), random.into());
+            let in_order: Arc<[usize]> = (0..n).collect();
+            let r = if n >= cfg.slow_size {
+                cfg.slow_rounds
+            } else {
+                cfg.rounds
+            };
+            let insert = insert_row(n);
+            t.reserve(&insert, NS);
+            rounds(r, &tasks::insert_cancel_imps(), |imp| {
+                for (is_random, order) in [(false, &in_order), (true, &random)] {
+                    let ic = tasks::insert_cancel(&e.task, imp, deadlines.clone(), order.clone());
+                    t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
+                    let cancel = cancel_row(n, is_random);
+                    t.add(&cancel, NS, imp, ic.cancel.per_op(n as u64).0);
+                }
+            });
+        }
+    }
+
+    pub fn cross_worker_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
+        let n = cfg.cross_n;
+        let same = format!(
+            "task, 2 workers: cancel {} timers on the worker that registered them, CPU",
+            count(n)
+        );
+        let cross = format!(
+        "task, 2 workers: cancel {} timers on the other worker (registered on A, dropped on B), CPU",
+        count(n)
+    );
+        rounds(cfg.rounds, &tasks::cancel_from_imps(), |imp| {
+            for (is_cross, name) in [(false, &same), (true, &cross)] {
+                let s = tasks::cancel_from(&e.task, imp, n, is_cross);
+                t.add(name, NS, imp, s.per_op(n as u64).0);
+            }
+        });
+    }
+
+    pub fn memory(cfg: &Config, _: &Envs, t: &mut Table) {
+        let rows = [(false, ""), (true, " moved 1 s later once (an idle timer)")];
+        for (moved, what) in rows {
+            let name = format!(
+                "task, 1 worker: memory per pending timer{what}, RSS of {}",
+                count(cfg.memory_n)
+            );
+            rounds(
+                1,
+                &tasks::memory_imps(moved),
+                |imp| match tasks::bytes_per_timer(imp, cfg.memory_n, moved) {
+                    Some(b) => t.add(&name, "B", imp, b),
+                    None => eprintln!("{}: the memory child failed", imp.name()),
+                },
+            );
+        }
+    }
 }

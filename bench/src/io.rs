@@ -26,6 +26,8 @@
 //!   connection. A task that ends before its timeout fails the run.
 //!
 //! Implementations alternate round by round, as `table::rounds` does.
+//! [`rows`], before the tests, is `compare`'s `io_read` and `io_idle`
+//! sections.
 
 use std::future::{poll_fn, Future};
 use std::hint::black_box;
@@ -773,6 +775,65 @@ pub fn idle_connections(
 /// crate's wrapper: the wake-ups its task gets from then on, counted on
 /// tokio's paused clock. `hashwheel::io`'s module docs cite these.
 /// `cargo test -p hashwheel-bench --lib io::`
+/// `compare`'s rows of `hashwheel::io` beside tokio-io-timeout: the
+/// `io_read` and `io_idle` sections.
+pub mod rows {
+    use crate::config::Config;
+    use crate::io::{self, Value};
+    use crate::median;
+    use crate::section::{Envs, Section};
+    use crate::table::{self, Table};
+
+    /// These workloads' sections, in the order `compare` runs them.
+    pub const SECTIONS: &[Section] =
+        &[Section::new("io_read", read), Section::new("io_idle", idle)];
+
+    /// The fewest rounds of the io rows (per read and memory): each is short,
+    /// and an added cost of a few ns is the difference of two noisy medians.
+    const IO_ROUNDS: usize = 7;
+
+    pub fn read(cfg: &Config, e: &Envs, t: &mut Table) {
+        let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
+        let rounds = cfg.rounds.max(IO_ROUNDS);
+        add(t, io::read_costs(&e.task, cfg.task_ops, rounds, skip));
+    }
+
+    pub fn idle(cfg: &Config, e: &Envs, t: &mut Table) {
+        let skip = table::SKIP.get().map_or(&[][..], Vec::as_slice);
+        let n = io::IDLE_CONNS;
+        let mem_rounds = cfg.rounds.max(IO_ROUNDS);
+        add(
+            t,
+            io::idle_connections(&e.task, n, mem_rounds, cfg.slow_rounds, skip),
+        );
+    }
+
+    /// Adds `values` to the table, and prints each cell's median with its min
+    /// and max (the table shows the median and the min).
+    fn add(t: &mut Table, values: Vec<Value>) {
+        let mut cells: Vec<(&str, &str, Vec<f64>)> = Vec::new();
+        for v in &values {
+            t.add(&v.row, v.unit, v.imp, v.value);
+            match cells
+                .iter_mut()
+                .find(|(row, imp, _)| *row == v.row && *imp == v.imp.name())
+            {
+                Some((_, _, all)) => all.push(v.value),
+                None => cells.push((&v.row, v.imp.name(), vec![v.value])),
+            }
+        }
+        for (row, imp, mut all) in cells {
+            let n = all.len();
+            let median = median(&mut all);
+            println!(
+                "io spread, {row}, {imp}: median {median:.3} min {:.3} max {:.3} ({n} rounds)",
+                all[0],
+                all[n - 1]
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

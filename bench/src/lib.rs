@@ -9,7 +9,17 @@
 //! in-task runtimes and how a body runs in their tasks), `server` (the
 //! server simulation), `io` (`hashwheel::io` beside tokio-io-timeout),
 //! `queue` (one surface over the two `DelayQueue`s), `cpu` (what a span
-//! measures), `support` (what the workload files share) and `stress`.
+//! measures), `support` (what the workload files share), `replay` (the
+//! server row on the paused clock, for `replay`) and `stress`.
+//!
+//! `compare`'s sections live beside their workloads: each workload file
+//! ends with a `rows` module, whose functions run the workloads round by
+//! round and fill their rows of the table, and whose `SECTIONS` names them
+//! for `--only`. What those share: `table` (the table and how rounds
+//! alternate implementations), `config` (how much of each workload to run),
+//! `section` (what a section is and the environments every section gets)
+//! and `compare` (every file's sections, in the order `compare` runs them).
+//! The binary keeps the command line, the report's head and the charts.
 //!
 //! Every workload runs the same way for every implementation and returns
 //! what it measured; the callers only decide how often and in which order.
@@ -19,15 +29,19 @@
 //! threads of the *other* implementations (pingora's clock thread and
 //! futures-timer's thread, once started, live as long as the process).
 
+pub mod compare;
+pub mod config;
 pub mod cpu;
 pub mod in_task;
 pub mod io;
 pub mod plain_thread;
 pub mod queue;
 pub mod replay;
+pub mod section;
 pub mod server;
 pub mod stress;
 pub mod support;
+pub mod table;
 pub mod task_rt;
 pub mod timers;
 

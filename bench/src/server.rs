@@ -17,6 +17,8 @@
 //! messages with no idle timer and no request timeout, and reads no clock:
 //! the timer CPU of an implementation is its run's process CPU minus the
 //! baseline's, per message.
+//!
+//! [`rows`], at the end, is `compare`'s `server` section.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -488,5 +490,127 @@ fn run<T: Timers>(rt: &Runtime, imp: Imp, t: T, cfg: &ServerConfig) -> ServerRes
         request_timeouts: sh.request_timeouts.load(Ordering::Relaxed),
         lateness_ms,
         silent,
+    }
+}
+
+/// `compare`'s rows of the server simulation: the `server` section.
+pub mod rows {
+    use std::collections::HashMap;
+
+    use crate::config::Config;
+    use crate::section::{Envs, Section};
+    use crate::server::{self, ServerConfig};
+    use crate::table::{count, rounds, Table};
+    use crate::{median, Imp};
+
+    /// The server's section.
+    pub const SECTIONS: &[Section] = &[Section::new("server", server)];
+
+    /// The name of the server's timer CPU row for `conns` connections.
+    pub fn server_cpu_row(conns: usize) -> String {
+        format!(
+            "{}: timer CPU per message (run − its round's no-timer run)",
+            server_head(conns)
+        )
+    }
+
+    fn server_head(conns: usize) -> String {
+        format!("server, {} connections, 2 workers", count(conns))
+    }
+
+    /// The server rows: every implementation and the no-timer baseline,
+    /// alternating. The timer CPU per message of a run is its process CPU per
+    /// message less the baseline's in the same round; the median, min and max
+    /// over the rounds go to stderr beside the per-run lines.
+    pub fn server(cfg: &Config, _: &Envs, t: &mut Table) {
+        for &conns in &cfg.server_conns {
+            let sc = ServerConfig::new(conns, cfg.server_rate, cfg.server_run, cfg.server_min_idle);
+            let head = server_head(conns);
+            eprintln!(
+                "  {head}: {} msg/s for {:?}, idle timeout {:?}, request timeout {:?}",
+                sc.rate, sc.run, sc.idle, sc.request
+            );
+            let timer_cpu = server_cpu_row(conns);
+            t.reserve(&timer_cpu, "ns/msg");
+            let mut per_msg: HashMap<Imp, Vec<f64>> = HashMap::new();
+            rounds(cfg.server_rounds, Imp::SERVER, |imp| {
+                let r = server::server(imp, &sc);
+                eprintln!(
+                    "  {:<34} {:>7.0} ns/msg, {:>7.0} msg/s, {} reaped of {} silent, p99 {:.2} ms",
+                    imp.name(),
+                    r.cpu_per_message_ns(),
+                    r.messages_per_sec(),
+                    r.lateness_ms.len(),
+                    r.silent,
+                    r.lateness(0.99),
+                );
+                if r.request_timeouts > 0 {
+                    eprintln!(
+                        "  {}: {} request timeouts elapsed",
+                        imp.name(),
+                        r.request_timeouts
+                    );
+                }
+                per_msg.entry(imp).or_default().push(r.cpu_per_message_ns());
+                let row = |what: &str| format!("{head}: {what}");
+                t.add(
+                    &row("process CPU per message (all work)"),
+                    "ns/msg",
+                    imp,
+                    r.cpu_per_message_ns(),
+                );
+                t.add(
+                    &row("messages sent per second"),
+                    "msg/s",
+                    imp,
+                    r.messages_per_sec(),
+                );
+                if imp == Imp::NoTimer {
+                    return;
+                }
+                t.add(&row("reap lateness p50"), "ms", imp, r.lateness(0.5));
+                t.add(&row("reap lateness p99"), "ms", imp, r.lateness(0.99));
+                t.add(&row("reap lateness max"), "ms", imp, r.lateness(1.0));
+                t.add(&row("early reaps"), "conns", imp, r.early as f64);
+                t.add(
+                    &row("wrong reaps (silent not reaped + active reaped)"),
+                    "conns",
+                    imp,
+                    (r.unreaped + r.active_reaped) as f64,
+                );
+            });
+            let Some(base) = per_msg.remove(&Imp::NoTimer) else {
+                eprintln!("  {head}: no baseline run (--imps without none): no timer CPU row");
+                continue;
+            };
+            // Each round's timer CPU against the no-timer run of the same round:
+            // the baseline moves between rounds as much as the timer CPU does.
+            let mut cpu: Vec<(Imp, Vec<f64>)> = per_msg
+                .into_iter()
+                .map(|(imp, v)| (imp, v.iter().zip(&base).map(|(x, b)| x - b).collect()))
+                .collect();
+            cpu.sort_by_key(|(imp, _)| Imp::ALL.iter().position(|i| i == imp));
+            let tokio = cpu
+                .iter()
+                .find(|(imp, _)| *imp == Imp::Tokio)
+                .map(|(_, v)| median(&mut v.clone()));
+            for (imp, v) in &cpu {
+                let (lo, hi) = v
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                        (l.min(x), h.max(x))
+                    });
+                let med = median(&mut v.clone());
+                let vs = tokio.map_or(String::new(), |k| format!(", {:.2}x tokio's", med / k));
+                eprintln!(
+                "  {head}: timer CPU of {} over {} rounds: median {med:.0} ns/msg (min {lo:.0}, max {hi:.0}){vs}",
+                imp.name(),
+                v.len()
+            );
+                for &x in v {
+                    t.add(&timer_cpu, "ns/msg", *imp, x);
+                }
+            }
+        }
     }
 }

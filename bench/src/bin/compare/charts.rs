@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
+use crate::harness::config::Config;
+use crate::harness::in_task::rows::{cancel_row, insert_row};
+use crate::harness::server::rows::server_cpu_row;
+use crate::harness::table::{count, Table};
 use crate::harness::Imp;
-use crate::in_task::{cancel_row, insert_row, server_cpu_row};
-use crate::table::{count, Table};
-use crate::Config;
 
 type Res<T> = Result<T, Box<dyn Error>>;
 

@@ -38,106 +38,25 @@
 //!
 //! Built without it, compare says so at its start and under its table.
 //!
-//! See BENCHMARKS.md for what each row stands for.
+//! Each section lives in the bench library beside the workload it runs (a
+//! `rows` module at the end of `in_task.rs`, `server.rs`, `io.rs` and
+//! `plain_thread.rs`; `compare.rs` lists them in run order). This binary
+//! holds the command line, the report's head and the charts. See
+//! BENCHMARKS.md for what each row stands for.
 
 mod charts;
-mod in_task;
-mod io;
-mod plain_thread;
 mod recorder;
-mod table;
 
 use std::time::{Duration, Instant};
 
 use hashwheel_bench as harness;
 
-use harness::plain_thread::{self as w, Env};
-use harness::task_rt::TaskEnv;
+use harness::compare;
+use harness::config::Config;
+use harness::plain_thread as w;
+use harness::section::Envs;
+use harness::table::{self, count, Table};
 use harness::{Imp, ALT_TIMER_BUILT, ALT_TIMER_HOW};
-use table::{count, Table};
-
-/// How much of each workload to run.
-struct Config {
-    quick: bool,
-    rounds: usize,
-    slow_rounds: usize,
-    register_ops: u64,
-    reset_ops: u64,
-    sizes: Vec<usize>,
-    /// Sizes from which insert + cancel runs `slow_rounds` rounds.
-    slow_size: usize,
-    memory_n: usize,
-    bursts: Vec<usize>,
-    pass_n: usize,
-    queue_n: usize,
-    late_n: usize,
-    idle_window: Duration,
-    /// Timers each task registers and cancels (the in-task rows).
-    task_ops: u64,
-    /// Timers registered, then cancelled on the same or the other worker.
-    cross_n: usize,
-    /// Connections of each server run.
-    server_conns: Vec<usize>,
-    /// Messages per second of the server runs, over all connections.
-    server_rate: u64,
-    /// How long each server run sends messages.
-    server_run: Duration,
-    /// The smallest idle timeout of the server runs.
-    server_min_idle: Duration,
-    server_rounds: usize,
-}
-
-impl Config {
-    fn new(quick: bool) -> Config {
-        if quick {
-            Config {
-                quick,
-                rounds: 3,
-                slow_rounds: 1,
-                register_ops: 50_000,
-                reset_ops: 200_000,
-                sizes: vec![10_000, 100_000, 1_000_000],
-                slow_size: 1_000_000,
-                memory_n: 1_000_000,
-                bursts: vec![100_000],
-                pass_n: 100_000,
-                queue_n: 100_000,
-                late_n: 10_000,
-                idle_window: Duration::from_millis(500),
-                task_ops: 100_000,
-                cross_n: 50_000,
-                server_conns: vec![20_000],
-                server_rate: 200_000,
-                server_run: Duration::from_secs(8),
-                server_min_idle: Duration::from_secs(3),
-                server_rounds: 1,
-            }
-        } else {
-            Config {
-                quick,
-                rounds: 5,
-                slow_rounds: 3,
-                register_ops: 200_000,
-                reset_ops: 1_000_000,
-                sizes: vec![10_000, 100_000, 1_000_000, 4_000_000],
-                slow_size: 4_000_000,
-                memory_n: 1_000_000,
-                bursts: vec![100_000, 1_000_000],
-                pass_n: 1_000_000,
-                queue_n: 1_000_000,
-                late_n: 10_000,
-                idle_window: Duration::from_secs(2),
-                task_ops: 200_000,
-                cross_n: 100_000,
-                server_conns: vec![200_000, 1_000_000],
-                server_rate: 200_000,
-                server_run: Duration::from_secs(40),
-                server_min_idle: Duration::from_secs(10),
-                server_rounds: 2,
-            }
-        }
-    }
-}
 
 // ===== machine facts =====
 
@@ -176,51 +95,6 @@ fn machine() -> Vec<(&'static str, String)> {
         ),
         ("kernel", command("uname", &["-sr"]).unwrap_or_else(unknown)),
     ]
-}
-
-// ===== the sections =====
-
-const NS: &str = "ns/op";
-
-/// What the sections share: the plain-thread rows' runtime and wheel, and
-/// the in-task rows' runtimes (1 and 2 workers) and wheels.
-struct Envs {
-    plain: Env,
-    task: TaskEnv,
-}
-
-type Section = fn(&Config, &Envs, &mut Table);
-
-/// Every section, in order: the in-task ones first, then the plain-thread
-/// ones. The ones on tokio's paused clock come last: once a clock has been
-/// paused, every `tokio::time::Instant::now()` in the process (with tokio's
-/// `test-util`, which the dev-dependencies enable) takes a slower path.
-const SECTIONS: &[(&str, Section)] = &[
-    ("task_register", in_task::register_cancel),
-    ("task_reset", in_task::reset_poll),
-    ("task_timeout", in_task::timeout),
-    ("task_insert", in_task::insert_cancel),
-    ("cross", in_task::cross_worker_cancel),
-    ("task_memory", in_task::memory),
-    ("server", in_task::server),
-    ("io_read", io::read),
-    ("io_idle", io::idle),
-    ("register", plain_thread::register_cancel),
-    ("timeout", plain_thread::timeout),
-    ("insert", plain_thread::insert_cancel),
-    ("memory", plain_thread::memory),
-    ("reset", plain_thread::reset),
-    ("burst", plain_thread::burst),
-    ("lateness", plain_thread::lateness),
-    ("idle", plain_thread::idle),
-    ("queue", plain_thread::delay_queue),
-    ("pass", plain_thread::expiry_pass),
-];
-
-/// The section names, for messages.
-fn section_names() -> String {
-    let names: Vec<&str> = SECTIONS.iter().map(|s| s.0).collect();
-    names.join(", ")
 }
 
 // ===== main =====
@@ -262,7 +136,7 @@ fn usage() -> String {
         "usage: compare [--quick] [--no-charts] [--only SECTION,...] [--imps ID,...] \
          [--register-ops N] [--server-secs N] [--server-conns N,...] [--server-rate N] \
          [--server-rounds N] [--charts DIR]\nsections: {}\nimplementations: {}\ntokio-alt: {}",
-        section_names(),
+        compare::names(),
         ids(),
         alt_timer_note()
     )
@@ -316,15 +190,7 @@ fn main() {
         let skip = Imp::ALL.iter().copied().filter(|i| !keep.contains(i));
         table::SKIP.set(skip.collect()).expect("set once");
     }
-    if let Some(o) = &only {
-        for x in o {
-            assert!(
-                SECTIONS.iter().any(|(name, _)| name == x),
-                "--only {x}: no such section; sections: {}",
-                section_names()
-            );
-        }
-    }
+    let sections = compare::select(only.as_deref()).unwrap_or_else(|e| panic!("{e}"));
     let mut cfg = Config::new(quick);
     let number = |flag: &str, v: &str| -> u64 {
         v.parse()
@@ -357,17 +223,15 @@ fn main() {
     eprintln!("tokio-alt: {}", alt_timer_note());
     let recording = recorder::install();
     let started = Instant::now();
-    let envs = Envs {
-        plain: Env::new(),
-        task: TaskEnv::new(),
-    };
+    let envs = Envs::new();
     let mut t = Table::default();
-    for &(name, section) in SECTIONS {
-        if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
-            continue;
-        }
-        eprintln!("[{:>5.1}s] {name}", started.elapsed().as_secs_f64());
-        section(&cfg, &envs, &mut t);
+    for section in sections {
+        eprintln!(
+            "[{:>5.1}s] {}",
+            started.elapsed().as_secs_f64(),
+            section.name
+        );
+        (section.run)(&cfg, &envs, &mut t);
     }
 
     let took = started.elapsed();
@@ -400,7 +264,7 @@ fn main() {
     println!();
     t.print();
     println!();
-    println!("{}", plain_thread::PLAIN_NOTE);
+    println!("{}", w::rows::PLAIN_NOTE);
     if let Some(dir) = charts {
         match charts::write_all(&dir, &cfg, &t) {
             Ok(files) => {

@@ -3,7 +3,10 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::harness::{median, Imp};
+use crate::{median, Imp};
+
+/// The unit of the per-operation rows.
+pub const NS: &str = "ns/op";
 
 pub struct Row {
     name: String,
