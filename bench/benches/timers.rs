@@ -37,7 +37,8 @@ use hashwheel_bench as harness;
 
 use harness::cpu::Span;
 use harness::in_task as tasks;
-use harness::plain_thread::{self as w, Env};
+use harness::plain_rt::Env;
+use harness::plain_thread as w;
 use harness::task_rt::TaskEnv;
 use harness::{pending_inputs, Imp};
 

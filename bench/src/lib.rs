@@ -5,8 +5,9 @@
 //!
 //! The files: `timers` (each implementation's type and one trait per kind
 //! of timer), `plain_thread` and `in_task` (the workloads, written once
-//! against those traits, outside tasks and inside them), `task_rt` (the
-//! in-task runtimes and how a body runs in their tasks), `server` (the
+//! against those traits, outside tasks and inside them), `plain_rt` (the
+//! plain-thread rows' runtime), `task_rt` (the in-task runtimes and how a
+//! body runs in their tasks), `server` (the
 //! server simulation), `io` (`hashwheel::io` beside tokio-io-timeout),
 //! `queue` (one surface over the two `DelayQueue`s), `cpu` (what a span
 //! measures), `support` (what the workload files share), `replay` (the
@@ -34,6 +35,7 @@ pub mod config;
 pub mod cpu;
 pub mod in_task;
 pub mod io;
+pub mod plain_rt;
 pub mod plain_thread;
 pub mod queue;
 pub mod replay;

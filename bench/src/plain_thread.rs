@@ -18,6 +18,7 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use super::cpu::{rss_growth_per, threads_cpu_ns, Meter, Span};
+use super::plain_rt::{runtime, Env};
 use super::queue::{self, Queue};
 use super::support::{child_job, lock, multi_thread, wait_until, InsertCancel, CHILD, FAR};
 use super::timers::{
@@ -40,17 +41,6 @@ pub fn imps_with_free(has: impl Fn(Imp) -> bool) -> Vec<Imp> {
     Imp::which(|i| has(i) && !i.is_baseline() && !i.alt_timer())
 }
 
-/// A multi-threaded runtime with two workers (a small server), its threads
-/// named `name`.
-pub fn runtime(name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
 /// A current-thread runtime on tokio's paused clock.
 fn paused_runtime() -> Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -58,34 +48,6 @@ fn paused_runtime() -> Runtime {
         .start_paused(true)
         .build()
         .expect("tokio runtime")
-}
-
-/// What the throughput workloads share across rounds, as a long-running
-/// server would: a runtime, a wheel on it and a `DelayQueue` of each kind.
-#[derive(Debug)]
-pub struct Env {
-    pub rt: Runtime,
-    pub wheel: Wheel,
-    queues: SharedQueues,
-}
-
-impl Default for Env {
-    fn default() -> Self {
-        Env::new()
-    }
-}
-
-impl Env {
-    pub fn new() -> Env {
-        let rt = runtime("bench-rt");
-        let (wheel, queues) = {
-            let _g = rt.enter();
-            let wheel = Wheel::new();
-            let queues = SharedQueues::new(&wheel);
-            (wheel, queues)
-        };
-        Env { rt, wheel, queues }
-    }
 }
 
 /// A context whose waker does nothing.

@@ -7,7 +7,7 @@
 //! order `compare` runs them.
 
 use crate::config::Config;
-use crate::plain_thread::Env;
+use crate::plain_rt::Env;
 use crate::table::Table;
 use crate::task_rt::TaskEnv;
 
