@@ -217,15 +217,40 @@ impl<T> HashedWheel<T> {
         if self.entries.len() >= MAX_ENTRIES {
             return Err(value);
         }
+        self.pending += 1;
+        if tick != NEVER && tick > self.elapsed && self.unfiled.len() < FILE_AT {
+            // The usual case, `place_later`'s unfiled branch written with
+            // the entry: a timer made for a future tick, while the unfiled
+            // list has room. One write of the entry, no second pass over it.
+            let at = self.unfiled.len() as u32;
+            let key = self.entries.insert(Entry {
+                tick,
+                prev: UNFILED,
+                next: at,
+                value,
+            }) as u32;
+            self.unfiled.push(key);
+            if tick < self.next {
+                self.next = tick;
+            }
+            return Ok(key);
+        }
+        Ok(self.insert_and_place(tick, value))
+    }
+
+    /// [`insert`](Self::insert) for a tick that is due, parked, or meets a
+    /// full unfiled list: out of line, so that the usual case stays small
+    /// enough to inline.
+    #[inline(never)]
+    fn insert_and_place(&mut self, tick: u64, value: T) -> u32 {
         let key = self.entries.insert(Entry {
             tick,
             prev: DETACHED,
             next: NIL,
             value,
         }) as u32;
-        self.pending += 1;
         self.place_later(key, tick);
-        Ok(key)
+        key
     }
 
     /// Removes the entry, wherever it is, and returns its value.
@@ -236,7 +261,13 @@ impl<T> HashedWheel<T> {
     #[inline]
     pub(crate) fn remove(&mut self, key: u32) -> T {
         let e = &self.entries[key as usize];
-        if e.prev != DETACHED {
+        if e.prev == UNFILED {
+            // The usual case, a timer cancelled long before it is due:
+            // `detach`'s unfiled branch, inline.
+            let at = e.next as usize;
+            self.pending -= 1;
+            self.unfile(at, key);
+        } else if e.prev != DETACHED {
             self.detach(key);
             self.pending -= 1;
         } else if e.tick == NEVER {
@@ -380,22 +411,29 @@ impl<T> HashedWheel<T> {
         let e = &mut self.entries[key as usize];
         if e.prev == UNFILED {
             let at = e.next as usize;
-            debug_assert_eq!(self.unfiled[at], key);
             e.prev = DETACHED;
             e.next = NIL;
-            if at + 1 == self.unfiled.len() {
-                // The newest (a timer cancelled right after it was made):
-                // the list gets shorter, by the holes before it too, and is
-                // filed that much later.
-                self.unfiled.pop();
-                while self.unfiled.last() == Some(&NIL) {
-                    self.unfiled.pop();
-                }
-            } else {
-                self.unfiled[at] = NIL;
-            }
+            self.unfile(at, key);
         } else {
             self.unlink(key);
+        }
+    }
+
+    /// Takes `key`, the unfiled entry at `at`, out of the unfiled list (its
+    /// own links are the caller's).
+    #[inline]
+    fn unfile(&mut self, at: usize, key: u32) {
+        debug_assert_eq!(self.unfiled[at], key);
+        if at + 1 == self.unfiled.len() {
+            // The newest (a timer cancelled right after it was made):
+            // the list gets shorter, by the holes before it too, and is
+            // filed that much later.
+            self.unfiled.pop();
+            while self.unfiled.last() == Some(&NIL) {
+                self.unfiled.pop();
+            }
+        } else {
+            self.unfiled[at] = NIL;
         }
     }
 
