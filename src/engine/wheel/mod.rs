@@ -478,6 +478,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Unlinks a linked entry from its bucket or from the due list.
+    #[inline]
     pub(super) fn unlink(&mut self, key: u32) {
         let tick = self.entries[key as usize].tick;
         let bucket = (tick > self.elapsed).then_some((tick & self.mask) as usize);
@@ -492,6 +493,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Unlinks `key` from bucket `b`, or from the due list when `None`.
+    #[inline]
     pub(super) fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
         let (prev, next) = {
             let e = &mut self.entries[key as usize];
