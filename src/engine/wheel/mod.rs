@@ -396,11 +396,10 @@ impl<T> HashedWheel<T> {
     pub(super) fn file_unfiled(&mut self) {
         let mut keys = std::mem::take(&mut self.unfiled);
         for &key in keys.iter().filter(|&&k| k != NIL) {
-            let e = &mut self.entries[key as usize];
+            let e = &self.entries[key as usize];
             debug_assert!(e.prev == UNFILED && e.tick > self.elapsed);
-            e.prev = DETACHED;
             let tick = e.tick;
-            self.place(key, tick);
+            self.link(key, tick);
         }
         keys.clear();
         self.unfiled = keys;
@@ -451,29 +450,38 @@ impl<T> HashedWheel<T> {
             // values.
             self.push_due_front(key);
         } else {
-            let b = (tick & self.mask) as usize;
-            let tail = self.buckets[b].tail;
-            {
-                let e = &mut self.entries[key as usize];
-                e.prev = tail;
-                e.next = NIL;
-            }
-            if tail == NIL {
-                self.buckets[b].head = key;
-            } else {
-                self.entries[tail as usize].next = key;
-            }
-            self.buckets[b].tail = key;
-            self.mark(b);
-            if tick < self.mins[b] {
-                self.mins[b] = tick;
-            }
-            if tick > self.buckets[b].max {
-                self.buckets[b].max = tick;
-            }
-            if tick < self.next {
-                self.next = tick;
-            }
+            self.link(key, tick);
+        }
+    }
+
+    /// Links the entry `key` at the tail of the bucket of `tick`, a tick
+    /// after `elapsed`, whatever its links said (a detached or an unfiled
+    /// entry: filing a batch writes each entry once).
+    #[inline(always)]
+    fn link(&mut self, key: u32, tick: u64) {
+        let b = (tick & self.mask) as usize;
+        let bucket = &mut self.buckets[b];
+        let tail = bucket.tail;
+        if tail == NIL {
+            bucket.head = key;
+        }
+        bucket.tail = key;
+        if tick > bucket.max {
+            bucket.max = tick;
+        }
+        let e = &mut self.entries[key as usize];
+        e.tick = tick;
+        e.prev = tail;
+        e.next = NIL;
+        if tail != NIL {
+            self.entries[tail as usize].next = key;
+        }
+        self.mark(b);
+        if tick < self.mins[b] {
+            self.mins[b] = tick;
+        }
+        if tick < self.next {
+            self.next = tick;
         }
     }
 
