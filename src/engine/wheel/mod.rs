@@ -211,21 +211,49 @@ impl<T> HashedWheel<T> {
     /// Stores `value` to expire at `tick`. A tick at or before
     /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
-    #[inline]
+    // Always inline: out of line, its `Result` carrying a waker went back
+    // through memory, and the call cost a registration a twentieth of its
+    // instructions.
+    #[inline(always)]
     pub(crate) fn insert(&mut self, tick: u64, value: T) -> Result<u32, T> {
         // The lowest free key is at most the number of occupied ones.
         if self.entries.len() >= MAX_ENTRIES {
             return Err(value);
         }
+        self.pending += 1;
+        if tick != NEVER && tick > self.elapsed && self.unfiled.len() < FILE_AT {
+            // The usual case, `place_later`'s unfiled branch written with
+            // the entry: a timer made for a future tick, while the unfiled
+            // list has room. One write of the entry, no second pass over it.
+            let at = self.unfiled.len() as u32;
+            let key = self.entries.insert(Entry {
+                tick,
+                prev: UNFILED,
+                next: at,
+                value,
+            }) as u32;
+            self.unfiled.push(key);
+            if tick < self.next {
+                self.next = tick;
+            }
+            return Ok(key);
+        }
+        Ok(self.insert_and_place(tick, value))
+    }
+
+    /// [`insert`](Self::insert) for a tick that is due, parked, or meets a
+    /// full unfiled list: out of line, so that the usual case stays small
+    /// enough to inline.
+    #[inline(never)]
+    fn insert_and_place(&mut self, tick: u64, value: T) -> u32 {
         let key = self.entries.insert(Entry {
             tick,
             prev: DETACHED,
             next: NIL,
             value,
         }) as u32;
-        self.pending += 1;
         self.place_later(key, tick);
-        Ok(key)
+        key
     }
 
     /// Removes the entry, wherever it is, and returns its value.
@@ -236,7 +264,13 @@ impl<T> HashedWheel<T> {
     #[inline]
     pub(crate) fn remove(&mut self, key: u32) -> T {
         let e = &self.entries[key as usize];
-        if e.prev != DETACHED {
+        if e.prev == UNFILED {
+            // The usual case, a timer cancelled long before it is due:
+            // `detach`'s unfiled branch, inline.
+            let at = e.next as usize;
+            self.pending -= 1;
+            self.unfile(at, key);
+        } else if e.prev != DETACHED {
             self.detach(key);
             self.pending -= 1;
         } else if e.tick == NEVER {
@@ -365,11 +399,10 @@ impl<T> HashedWheel<T> {
     pub(super) fn file_unfiled(&mut self) {
         let mut keys = std::mem::take(&mut self.unfiled);
         for &key in keys.iter().filter(|&&k| k != NIL) {
-            let e = &mut self.entries[key as usize];
+            let e = &self.entries[key as usize];
             debug_assert!(e.prev == UNFILED && e.tick > self.elapsed);
-            e.prev = DETACHED;
             let tick = e.tick;
-            self.place(key, tick);
+            self.link(key, tick);
         }
         keys.clear();
         self.unfiled = keys;
@@ -380,22 +413,29 @@ impl<T> HashedWheel<T> {
         let e = &mut self.entries[key as usize];
         if e.prev == UNFILED {
             let at = e.next as usize;
-            debug_assert_eq!(self.unfiled[at], key);
             e.prev = DETACHED;
             e.next = NIL;
-            if at + 1 == self.unfiled.len() {
-                // The newest (a timer cancelled right after it was made):
-                // the list gets shorter, by the holes before it too, and is
-                // filed that much later.
-                self.unfiled.pop();
-                while self.unfiled.last() == Some(&NIL) {
-                    self.unfiled.pop();
-                }
-            } else {
-                self.unfiled[at] = NIL;
-            }
+            self.unfile(at, key);
         } else {
             self.unlink(key);
+        }
+    }
+
+    /// Takes `key`, the unfiled entry at `at`, out of the unfiled list (its
+    /// own links are the caller's).
+    #[inline]
+    fn unfile(&mut self, at: usize, key: u32) {
+        debug_assert_eq!(self.unfiled[at], key);
+        if at + 1 == self.unfiled.len() {
+            // The newest (a timer cancelled right after it was made):
+            // the list gets shorter, by the holes before it too, and is
+            // filed that much later.
+            self.unfiled.pop();
+            while self.unfiled.last() == Some(&NIL) {
+                self.unfiled.pop();
+            }
+        } else {
+            self.unfiled[at] = NIL;
         }
     }
 
@@ -413,33 +453,43 @@ impl<T> HashedWheel<T> {
             // values.
             self.push_due_front(key);
         } else {
-            let b = (tick & self.mask) as usize;
-            let tail = self.buckets[b].tail;
-            {
-                let e = &mut self.entries[key as usize];
-                e.prev = tail;
-                e.next = NIL;
-            }
-            if tail == NIL {
-                self.buckets[b].head = key;
-            } else {
-                self.entries[tail as usize].next = key;
-            }
-            self.buckets[b].tail = key;
-            self.mark(b);
-            if tick < self.mins[b] {
-                self.mins[b] = tick;
-            }
-            if tick > self.buckets[b].max {
-                self.buckets[b].max = tick;
-            }
-            if tick < self.next {
-                self.next = tick;
-            }
+            self.link(key, tick);
+        }
+    }
+
+    /// Links the entry `key` at the tail of the bucket of `tick`, a tick
+    /// after `elapsed`, whatever its links said (a detached or an unfiled
+    /// entry: filing a batch writes each entry once).
+    #[inline(always)]
+    fn link(&mut self, key: u32, tick: u64) {
+        let b = (tick & self.mask) as usize;
+        let bucket = &mut self.buckets[b];
+        let tail = bucket.tail;
+        if tail == NIL {
+            bucket.head = key;
+        }
+        bucket.tail = key;
+        if tick > bucket.max {
+            bucket.max = tick;
+        }
+        let e = &mut self.entries[key as usize];
+        e.tick = tick;
+        e.prev = tail;
+        e.next = NIL;
+        if tail != NIL {
+            self.entries[tail as usize].next = key;
+        }
+        self.mark(b);
+        if tick < self.mins[b] {
+            self.mins[b] = tick;
+        }
+        if tick < self.next {
+            self.next = tick;
         }
     }
 
     /// Unlinks a linked entry from its bucket or from the due list.
+    #[inline]
     pub(super) fn unlink(&mut self, key: u32) {
         let tick = self.entries[key as usize].tick;
         let bucket = (tick > self.elapsed).then_some((tick & self.mask) as usize);
@@ -454,6 +504,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Unlinks `key` from bucket `b`, or from the due list when `None`.
+    #[inline]
     pub(super) fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
         let (prev, next) = {
             let e = &mut self.entries[key as usize];
