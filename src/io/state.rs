@@ -16,18 +16,20 @@
 //!
 //! - A direction is *armed* from the poll that finds one of its operations
 //!   pending, with a timeout to keep, until one of its operations
-//!   completes: its sleep is then set to the earliest of its countdown's
-//!   end and the idle deadline, as they were when it was last set.
+//!   completes: its sleep is then due no later than the earliest of its
+//!   countdown's end and the idle deadline (its *target*).
 //! - A direction's `OWN` bit is set only while it is armed, and says that
 //!   its countdown has an end of its own (a timeout was set when it was
 //!   armed); armed without it, only the idle deadline times it.
 //! - A completed operation only disarms its direction (one store) and,
 //!   with an idle timeout, reads the clock for the idle deadline: it
-//!   neither cancels nor moves the sleep. The next arming moves that sleep
-//!   to its new deadline, which is later than the old one unless a timeout
-//!   was made shorter: a [`Sleep::reset`] to a later deadline, which takes
-//!   no lock. A sleep left behind may still fire at its old deadline: the
-//!   task it wakes polls, finds nothing due, and the sleep is moved on.
+//!   neither cancels nor moves the sleep. The next arming moves the sleep
+//!   only to an earlier deadline (a timeout made shorter); a sleep due at
+//!   or before the new target stays where it is. A sleep due before its
+//!   target fires there: the task it wakes polls, finds nothing due, and
+//!   the sleep is moved on to the target. So a connection whose reads wait
+//!   once per message costs one move per countdown period, not one per
+//!   message, and its task one extra wake-up per period.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -420,7 +422,13 @@ impl<const N: usize> State<N> {
             self.start(dir);
             let at = self.target(dir).expect("a timeout is set");
             if let Some(sleep) = self.sleep_mut(dir) {
-                sleep.reset(at);
+                // A sleep due no later than the new target is left where
+                // it is: when it fires, the poll finds nothing due and
+                // moves it on (see the invariants). One wake-up per
+                // countdown instead of a move per wait.
+                if sleep.deadline() > at {
+                    sleep.reset(at);
+                }
             } else {
                 match self.new_sleep(at) {
                     Ok(sleep) => *self.sleep_mut(dir) = Some(sleep),
