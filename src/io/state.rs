@@ -361,13 +361,17 @@ impl<const N: usize> State<N> {
     /// An operation of `dir` completed (successfully when `ok`).
     ///
     /// With an idle timeout the clock is read here, for each success: the
-    /// idle time must count from this operation's own instant. Nothing
-    /// cheaper bounds that instant from above: a count of operations,
-    /// timed at the wrapper's next clock read (its next wait, or its
-    /// sleep's firing), would never be early but would be late by however
-    /// long the task ran in between: up to a whole idle period for a
-    /// stream whose other half waits on another task. tests/io_idle.rs
-    /// pins the exact instants, those of a `Sleep` reset after every read.
+    /// idle time must count from this operation's own instant, and only a
+    /// clock read after it bounds that instant from above (never early).
+    /// A count of operations timed at the wrapper's next clock read (its
+    /// next wait, or its sleep's firing) would be late by however long the
+    /// task ran in between, up to a whole idle period for a stream whose
+    /// other half waits on another task; reading the clock only when an
+    /// operation completes after waiting leaves out the ready ones. The
+    /// cheap clocks are no bound: the kernel's coarse clock trails the
+    /// precise one by more than its resolution, and neither follows tokio's
+    /// paused clock. tests/io_idle.rs pins the exact instants, those of a
+    /// `Sleep` reset after every read, ready reads among them.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
         self.disarm(dir);
