@@ -58,6 +58,33 @@ async fn a_read_pending_100_ms_times_out_and_the_next_counts_anew() {
     );
 }
 
+/// A read timeout of 100 ms; the peer sends at 60, 130 and 190 ms: each
+/// read waits past the deadline of the countdown before it, which hashwheel's
+/// timer, left there, reaches first.
+async fn countdowns_past_old_deadlines<I: Imp>() -> Vec<(u64, Outcome)> {
+    let (peer, socket) = tokio::io::duplex(64);
+    let clock = Clock::start();
+    let sender = send_at(clock, peer, &[60, 130, 190]);
+    let mut s = I::wrap(socket);
+    I::set_read(&mut s, Some(ms(100)));
+    let seen = read_n(&mut s, 4, &clock).await;
+    sender.abort();
+    seen
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_countdown_ends_at_its_own_deadline_not_at_an_older_one() {
+    both!(
+        countdowns_past_old_deadlines,
+        vec![
+            (60, Outcome::Ok(1)),
+            (130, Outcome::Ok(1)),
+            (190, Outcome::Ok(1)),
+            (290, TIMED_OUT),
+        ]
+    );
+}
+
 /// A write timeout of 100 ms on a 4-byte pipe; the peer reads 4 bytes at
 /// 30 and at 250 ms.
 async fn write_countdowns<I: Imp>() -> Vec<(u64, Outcome)> {
@@ -282,7 +309,8 @@ async fn the_timer_goes_on_the_wheel_given_or_on_the_default_one() {
 }
 
 /// A read that waits once per message, a thousand times: one wheel entry,
-/// moved later each time, never cancelled, never fired.
+/// never cancelled, never fired (a wait whose deadline is later than the
+/// entry's leaves the entry where it is).
 #[tokio::test(start_paused = true)]
 async fn a_connection_keeps_one_timer_and_moves_it() {
     let wheel = Wheel::new();

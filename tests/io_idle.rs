@@ -15,12 +15,18 @@ use tokio::time::Instant;
 
 /// How a connection reads with an idle timeout: the wrapper, or by hand.
 trait Reads {
-    async fn read_once(&mut self) -> Outcome;
+    /// One read of up to `buf.len()` bytes.
+    async fn read_into(&mut self, buf: &mut [u8]) -> Outcome;
+
+    /// One read of up to 16 bytes.
+    async fn read_once(&mut self) -> Outcome {
+        self.read_into(&mut [0; 16]).await
+    }
 }
 
 impl<S: AsyncRead + tokio::io::AsyncWrite + Unpin> Reads for TimeoutStream<S> {
-    async fn read_once(&mut self) -> Outcome {
-        self.read(&mut [0; 16]).await.into()
+    async fn read_into(&mut self, buf: &mut [u8]) -> Outcome {
+        self.read(buf).await.into()
     }
 }
 
@@ -45,11 +51,10 @@ impl<S> ByHand<S> {
 }
 
 impl<S: AsyncRead + Unpin> Reads for ByHand<S> {
-    async fn read_once(&mut self) -> Outcome {
-        let mut buf = [0; 16];
+    async fn read_into(&mut self, buf: &mut [u8]) -> Outcome {
         tokio::select! {
             biased;
-            r = self.stream.read(&mut buf) => {
+            r = self.stream.read(buf) => {
                 if r.is_ok() {
                     self.sleep.as_mut().reset(Instant::now() + self.idle);
                 }
@@ -109,6 +114,52 @@ async fn the_idle_timeout_fires_where_the_hand_written_sleep_does() {
             (300, Outcome::Ok(1)),
             (400, TIMED_OUT),
         ]
+    );
+}
+
+/// A 100 ms idle timeout; the peer sends two bytes at 30 ms. The connection
+/// reads one (it waited for it), works 20 ms, reads the other (ready, no
+/// wait), works 50 ms and reads on: idle since the ready read at 50, not
+/// since the read at 30 nor since the wait at 100.
+async fn ready_read_script<R: Reads>(
+    make: impl FnOnce(tokio::io::DuplexStream) -> R,
+) -> Vec<(u64, Outcome)> {
+    let (mut peer, socket) = tokio::io::duplex(64);
+    let clock = Clock::start();
+    let mut conn = make(socket);
+    let sender = tokio::spawn(async move {
+        tokio::time::sleep_until(clock.at(30)).await;
+        peer.write_all(b"x").await.unwrap();
+        // The second byte is in the pipe before the first read returns.
+        peer.write_all(b"y").await.unwrap();
+        std::future::pending::<()>().await;
+    });
+    let mut seen = Vec::new();
+    for work in [20, 50, 0] {
+        let r = conn.read_into(&mut [0; 1]).await;
+        seen.push((clock.ms(), r));
+        tokio::time::sleep(ms(work)).await;
+    }
+    sender.abort();
+    seen
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_idle_time_counts_from_a_ready_read_too() {
+    let ours = ready_read_script(|s| {
+        let mut s = TimeoutStream::new(s);
+        s.set_idle_timeout(Some(ms(100)));
+        s
+    })
+    .await;
+    let by_hand = ready_read_script(|s| ByHand::new(s, ms(100))).await;
+    assert_eq!(
+        ours, by_hand,
+        "hashwheel (left) and by hand with tokio (right)"
+    );
+    assert_eq!(
+        ours,
+        vec![(30, Outcome::Ok(1)), (50, Outcome::Ok(1)), (150, TIMED_OUT)]
     );
 }
 

@@ -948,7 +948,8 @@ mod tests {
 
     /// hashwheel leaves its sleep where it was: a task that waits
     /// elsewhere is woken once, at the old deadline; one that reads again
-    /// is not woken before its new one.
+    /// is woken once at the old deadline too (its read finds nothing due
+    /// and waits on), and not before.
     #[test]
     fn hashwheel_wakes_a_task_that_waits_elsewhere_at_the_old_deadline() {
         let ms = Duration::from_millis;
@@ -958,6 +959,7 @@ mod tests {
             assert_eq!(hashwheel(c(false, T - ms(10))), (0, 0));
             assert_eq!(hashwheel(c(false, T + ms(1))), (0, 1));
             assert_eq!(hashwheel(c(true, T - ms(10))), (0, 0));
+            assert_eq!(hashwheel(c(true, T + ms(1))), (0, 1));
         }
     }
 }

@@ -42,20 +42,33 @@
 //!
 //! - A wrapper with no timeout set holds one null pointer beside the
 //!   stream, allocates nothing, and adds a branch to each operation.
-//! - Setting a timeout allocates one box for the wrapper's timeouts. Each
-//!   direction that waits with a timeout set gets one
-//!   [`Sleep`](crate::Sleep), made at its first wait and reused after.
+//! - Setting a timeout allocates one box of 72 bytes: a
+//!   [`Sleep`](crate::Sleep), one timeout and one instant, all that a
+//!   stream with an idle timeout, or a reader or writer with its timeout,
+//!   needs. A stream's read and write timeouts, the sleep of its writes and
+//!   a wheel given to `with_wheel` go in a second box, made when first
+//!   needed. The sleep is made when an operation first waits, and reused.
 //! - An operation that completes ends its direction's countdown with a
 //!   store; it neither cancels nor moves the sleep. With an idle timeout,
 //!   a successful one also reads the clock: the idle time counts from the
 //!   operation's own instant, as with a `Sleep` reset after every read, so
-//!   that the stream times out when that `Sleep` would, not later.
-//! - An operation that waits starts a countdown: one clock read, and a
-//!   move of the sleep to a later deadline, O(1) (see
-//!   [`Sleep::reset`](crate::Sleep::reset)).
-//! - A sleep left behind when its operation completed wakes its task once
-//!   at its old deadline, if no operation of its direction has waited
-//!   since; the poll that follows finds nothing due.
+//!   that the stream times out when that `Sleep` would, neither earlier
+//!   nor later. (An instant taken later, at the next wait, would make the
+//!   timeout late by however long the task worked in between; no cheaper
+//!   clock bounds the instant from above: a coarse system clock trails the
+//!   precise one by more than its resolution, and only tokio's clock
+//!   follows a paused test.)
+//! - An operation that waits starts a countdown: a clock read when its
+//!   direction has a timeout of its own (the idle deadline needs none).
+//!   The sleep is moved only to an earlier deadline, O(1) (see
+//!   [`Sleep::reset`](crate::Sleep::reset)); a sleep due sooner than the new
+//!   deadline stays where it is.
+//! - A sleep due before the deadline it stands for (left behind by an
+//!   operation that completed, or by a countdown that started since) wakes
+//!   its task once at its old deadline; the poll that follows finds
+//!   nothing due and, if an operation waits, moves the sleep on. A
+//!   connection that waits once per message thus costs one move of its
+//!   sleep and one wake-up per countdown period, however many messages.
 //!
 //! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
 //! wrapper, which must be pinned). An operation that completes after

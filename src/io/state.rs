@@ -2,26 +2,34 @@
 //! [`TimeoutWriter`] and [`TimeoutStream`].
 //!
 //! A wrapper times one direction (a reader, a writer) or two (a stream);
-//! a stream also has an idle deadline. Everything lives in one box, made
-//! when the first timeout is set (or with the wrapper, when it is given a
-//! [`Wheel`]): a wrapper with no timeout set holds one null pointer.
+//! a stream also has an idle deadline. What a wrapper keeps lives in one
+//! box, made when the first timeout is set (or with the wrapper, when it
+//! is given a [`Wheel`]): a wrapper with no timeout set holds one null
+//! pointer. The box holds what the common case needs (a server's stream
+//! with an idle timeout, or a reader or writer with its timeout): the
+//! sleep of direction 0, one timeout and one instant. The rest (a held
+//! wheel, a stream's read and write timeouts, the sleep of its direction 1)
+//! goes in a second box, made when first needed, so that a connection
+//! with an idle timeout alone pays for one small box.
 //!
 //! # Invariants
 //!
 //! - A direction is *armed* from the poll that finds one of its operations
 //!   pending, with a timeout to keep, until one of its operations
-//!   completes: its sleep is then set to the earliest of its countdown's
-//!   end and the idle deadline, as they were when it was last set.
-//! - `countdown` is `Off` while not armed; armed, it is `Until` the end of
-//!   the countdown started at the arming poll when a timeout is set, and
-//!   `Idle` (the idle deadline alone) otherwise.
+//!   completes: its sleep is then due no later than the earliest of its
+//!   countdown's end and the idle deadline (its *target*).
+//! - A direction's `OWN` bit is set only while it is armed, and says that
+//!   its countdown has an end of its own (a timeout was set when it was
+//!   armed); armed without it, only the idle deadline times it.
 //! - A completed operation only disarms its direction (one store) and,
 //!   with an idle timeout, reads the clock for the idle deadline: it
-//!   neither cancels nor moves the sleep. The next arming moves that sleep
-//!   to its new deadline, which is later than the old one unless a timeout
-//!   was made shorter: a [`Sleep::reset`] to a later deadline, which takes
-//!   no lock. A sleep left behind may still fire at its old deadline: the
-//!   task it wakes polls, finds nothing due, and the sleep is moved on.
+//!   neither cancels nor moves the sleep. The next arming moves the sleep
+//!   only to an earlier deadline (a timeout made shorter); a sleep due at
+//!   or before the new target stays where it is. A sleep due before its
+//!   target fires there: the task it wakes polls, finds nothing due, and
+//!   the sleep is moved on to the target. So a connection whose reads wait
+//!   once per message costs one move per countdown period, not one per
+//!   message, and its task one extra wake-up per period.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -45,14 +53,6 @@ use crate::sleep::Sleep;
 use crate::wheel::Wheel;
 use crate::wheel_or_default::WheelOrDefault;
 
-/// The earlier of two optional deadlines.
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 /// The error of an operation that ran out of time: kind `TimedOut`, no
 /// payload (no allocation), as tokio-io-timeout returns it.
 fn timed_out() -> io::Error {
@@ -67,87 +67,78 @@ pub(crate) enum Which {
     Idle,
 }
 
+// ===== the boxes =====
+
 /// The timeouts of a wrapper with `N` directions (1 or 2).
 #[derive(Debug)]
 pub(crate) struct Timeouts<const N: usize> {
     state: Option<Box<State<N>>>,
 }
 
-/// What a wrapper with a timeout, or a wheel of its own, keeps.
+// `State::first`: a timeout in nanoseconds in its low bits, flags above.
+
+/// The bits of `first` that hold its timeout, in nanoseconds (4.5 years).
+const NS_MASK: u64 = (1 << 57) - 1;
+/// Direction `d` is armed: `ARMED << d`.
+const ARMED: u64 = 1 << 57;
+/// Armed direction `d`'s countdown has an end of its own: `OWN << d`.
+const OWN: u64 = 1 << 59;
+/// The timeout is set, and is the nanoseconds below.
+const SET: u64 = 1 << 61;
+/// The timeout is set, and is too long for those bits: it is `more.long`.
+const LONG: u64 = 1 << 62;
+
+/// What a wrapper with a timeout, or a wheel of its own, keeps: the box
+/// every timed connection has.
 #[derive(Debug)]
 struct State<const N: usize> {
+    /// Direction 0's sleep: made at its first arming; kept, and moved,
+    /// from then on.
+    sleep: Option<Sleep>,
+    /// A stream's idle start: the last successful operation, the setting
+    /// of the idle timeout, or its last firing, whichever came last. A
+    /// reader's or writer's countdown end (while armed with `OWN`).
+    first_at: Instant,
+    /// A stream's idle timeout, or the timeout of a reader's or a
+    /// writer's one direction, with the flags (see the constants above):
+    /// packed in 8 bytes, so that a box with a sleep, an instant and this
+    /// takes 72 bytes.
+    first: u64,
+    /// Made when first needed.
+    more: Option<Box<More<N>>>,
+}
+
+/// What fewer wrappers need.
+#[derive(Debug)]
+struct More<const N: usize> {
     /// The wheel the sleeps are made on: its own, or the default wheel of
     /// the runtime that polls the wrapper when a sleep is needed.
     wheel: WheelOrDefault,
-    idle: Option<Idle>,
-    dirs: [Direction; N],
-}
-
-/// An idle timeout: no operation completed successfully for `timeout`
-/// since `since`.
-#[derive(Debug, Clone, Copy)]
-struct Idle {
-    timeout: Duration,
-    /// The last successful operation, the setting of the timeout, or the
-    /// last time it fired, whichever came last.
-    since: Instant,
-}
-
-impl Idle {
-    fn deadline(&self) -> Instant {
-        later(self.since, self.timeout)
-    }
-}
-
-/// One timed direction.
-#[derive(Debug, Default)]
-struct Direction {
-    timeout: Option<Duration>,
-    /// Armed or not, and the end of the running countdown (see the
-    /// invariants). Folding the flag into the deadline keeps the box that
-    /// holds the directions 16 bytes smaller.
-    countdown: Countdown,
-    /// Made at the first arming; kept, and moved, from then on.
+    /// A stream's directions: their timeouts and countdown ends.
+    dirs: [Dir; N],
+    /// A stream's direction 1's sleep.
     sleep: Option<Sleep>,
+    /// `first`, when too long to pack (`LONG`).
+    long: Duration,
 }
 
-/// Where a direction's countdown stands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Countdown {
-    /// Not armed.
-    #[default]
-    Off,
-    /// Armed, with no timeout of its own: only the idle deadline.
-    Idle,
-    /// Armed, its countdown ending at this instant.
-    Until(Instant),
-}
-
-impl Countdown {
-    /// Armed now, with `timeout` (or none) of its own.
-    fn start(timeout: Option<Duration>) -> Countdown {
-        match timeout {
-            Some(t) => Countdown::Until(later(Instant::now(), t)),
-            None => Countdown::Idle,
-        }
-    }
-
-    fn ends(self) -> Option<Instant> {
-        match self {
-            Countdown::Until(at) => Some(at),
-            _ => None,
+impl<const N: usize> Default for More<N> {
+    fn default() -> More<N> {
+        More {
+            wheel: WheelOrDefault::current(),
+            dirs: std::array::from_fn(|_| Dir::default()),
+            sleep: None,
+            long: Duration::ZERO,
         }
     }
 }
 
-impl Direction {
-    fn armed(&self) -> bool {
-        self.countdown != Countdown::Off
-    }
-
-    fn disarm(&mut self) {
-        self.countdown = Countdown::Off;
-    }
+/// A stream's direction.
+#[derive(Debug, Default)]
+struct Dir {
+    timeout: Option<Duration>,
+    /// The end of its countdown, when armed with `OWN`.
+    end: Option<Instant>,
 }
 
 impl<const N: usize> Timeouts<N> {
@@ -159,27 +150,24 @@ impl<const N: usize> Timeouts<N> {
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
         let mut t = Timeouts::new();
-        t.state_mut().wheel = WheelOrDefault::held(wheel.clone());
+        t.state_mut().more_mut().wheel = WheelOrDefault::held(wheel.clone());
         t
     }
 
     fn state_mut(&mut self) -> &mut State<N> {
         self.state.get_or_insert_with(|| {
             Box::new(State {
-                wheel: WheelOrDefault::current(),
-                idle: None,
-                dirs: std::array::from_fn(|_| Direction::default()),
+                sleep: None,
+                first_at: Instant::now(),
+                first: 0,
+                more: None,
             })
         })
     }
 
     /// The timeout `which`.
     pub(crate) fn get(&self, which: Which) -> Option<Duration> {
-        let s = self.state.as_ref()?;
-        match which {
-            Which::Dir(dir) => s.dirs[dir].timeout,
-            Which::Idle => s.idle.map(|i| i.timeout),
-        }
+        self.state.as_ref()?.timeout(which)
     }
 
     /// Sets the timeout `which`.
@@ -199,10 +187,9 @@ impl<const N: usize> Timeouts<N> {
             return;
         }
         let s = self.state_mut();
-        let d = &mut s.dirs[dir];
-        d.timeout = timeout;
-        if d.armed() {
-            d.countdown = Countdown::start(timeout);
+        s.store(Which::Dir(dir), timeout);
+        if s.armed(dir) {
+            s.start(dir);
         }
         s.refresh(dir);
     }
@@ -213,10 +200,10 @@ impl<const N: usize> Timeouts<N> {
             return;
         }
         let s = self.state_mut();
-        s.idle = timeout.map(|timeout| Idle {
-            timeout,
-            since: Instant::now(),
-        });
+        s.store(Which::Idle, timeout);
+        if timeout.is_some() {
+            s.first_at = Instant::now();
+        }
         for dir in 0..N {
             s.refresh(dir);
         }
@@ -226,6 +213,7 @@ impl<const N: usize> Timeouts<N> {
     /// returned `r`: `r`, or a timeout error instead of `Pending`. An
     /// operation of no direction (`None`: one the wrapper does not time)
     /// returns `r`.
+    #[inline]
     pub(crate) fn check<T>(
         &mut self,
         dir: Option<usize>,
@@ -249,46 +237,180 @@ impl<const N: usize> Timeouts<N> {
 }
 
 impl<const N: usize> State<N> {
+    /// Whether the timeouts of direction `dir` are in `more` (a stream's)
+    /// rather than in `first` (a reader's or a writer's).
+    const DIRS_IN_MORE: bool = N > 1;
+
+    fn more_mut(&mut self) -> &mut More<N> {
+        self.more.get_or_insert_with(Box::default)
+    }
+
+    fn timeout(&self, which: Which) -> Option<Duration> {
+        match which {
+            Which::Dir(dir) if Self::DIRS_IN_MORE => self.more.as_ref()?.dirs[dir].timeout,
+            _ => self.first(),
+        }
+    }
+
+    /// The timeout in `first`.
+    #[inline]
+    fn first(&self) -> Option<Duration> {
+        if self.first & SET != 0 {
+            Some(Duration::from_nanos(self.first & NS_MASK))
+        } else if self.first & LONG != 0 {
+            self.more.as_ref().map(|m| m.long)
+        } else {
+            None
+        }
+    }
+
+    fn store(&mut self, which: Which, timeout: Option<Duration>) {
+        match which {
+            Which::Dir(dir) if Self::DIRS_IN_MORE => {
+                if timeout.is_some() || self.more.is_some() {
+                    self.more_mut().dirs[dir].timeout = timeout;
+                }
+            }
+            _ => {
+                let flags = self.first & !(NS_MASK | SET | LONG);
+                self.first = match timeout {
+                    None => flags,
+                    Some(t) => match u64::try_from(t.as_nanos()) {
+                        Ok(ns) if ns <= NS_MASK => flags | SET | ns,
+                        _ => {
+                            self.more_mut().long = t;
+                            flags | LONG
+                        }
+                    },
+                };
+            }
+        }
+    }
+
+    /// The idle timeout: a stream's `first`.
+    fn idle(&self) -> Option<Duration> {
+        if Self::DIRS_IN_MORE {
+            self.first()
+        } else {
+            None
+        }
+    }
+
+    /// Whether a stream has an idle timeout.
+    #[inline]
+    fn has_idle(&self) -> bool {
+        Self::DIRS_IN_MORE && self.first & (SET | LONG) != 0
+    }
+
+    /// The idle deadline, when an idle timeout is set.
+    #[inline]
+    fn idle_deadline(&self) -> Option<Instant> {
+        self.idle().map(|t| later(self.first_at, t))
+    }
+
+    fn armed(&self, dir: usize) -> bool {
+        self.first & (ARMED << dir) != 0
+    }
+
+    fn disarm(&mut self, dir: usize) {
+        self.first &= !((ARMED | OWN) << dir);
+    }
+
+    /// The end of armed `dir`'s own countdown, if it has one.
+    #[inline]
+    fn end(&self, dir: usize) -> Option<Instant> {
+        if self.first & (OWN << dir) == 0 {
+            return None;
+        }
+        match &self.more {
+            Some(more) if Self::DIRS_IN_MORE => more.dirs[dir].end,
+            _ => Some(self.first_at),
+        }
+    }
+
+    /// Arms `dir` now, with its timeout (or none) of its own.
+    #[inline]
+    fn start(&mut self, dir: usize) {
+        self.first = (self.first | ARMED << dir) & !(OWN << dir);
+        if Self::DIRS_IN_MORE {
+            if let Some(d) = self.more.as_deref_mut().map(|m| &mut m.dirs[dir]) {
+                if let Some(t) = d.timeout {
+                    d.end = Some(later(Instant::now(), t));
+                    self.first |= OWN << dir;
+                }
+            }
+        } else if let Some(t) = self.first() {
+            self.first_at = later(Instant::now(), t);
+            self.first |= OWN << dir;
+        }
+    }
+
+    /// Whether `dir` has anything to time: a timeout of its own, or the
+    /// idle timeout.
+    fn timed(&self, dir: usize) -> bool {
+        self.has_idle() || self.timeout(Which::Dir(dir)).is_some()
+    }
+
+    fn sleep_mut(&mut self, dir: usize) -> &mut Option<Sleep> {
+        match dir {
+            0 => &mut self.sleep,
+            _ => &mut self.more_mut().sleep,
+        }
+    }
+
     /// An operation of `dir` completed (successfully when `ok`).
     ///
     /// With an idle timeout the clock is read here, for each success: the
-    /// idle time must count from this operation's own instant. A count of
-    /// operations, timed at the wrapper's next clock read (its next wait,
-    /// or its sleep's firing), would never be early but would be late by
-    /// however long the task ran in between: up to a whole idle period for
-    /// a stream whose other half waits on another task. tests/io_idle.rs
-    /// pins the exact instants, those of a `Sleep` reset after every read.
+    /// idle time must count from this operation's own instant, and only a
+    /// clock read after it bounds that instant from above (never early).
+    /// A count of operations timed at the wrapper's next clock read (its
+    /// next wait, or its sleep's firing) would be late by however long the
+    /// task ran in between, up to a whole idle period for a stream whose
+    /// other half waits on another task; reading the clock only when an
+    /// operation completes after waiting leaves out the ready ones. The
+    /// cheap clocks are no bound: the kernel's coarse clock trails the
+    /// precise one by more than its resolution, and neither follows tokio's
+    /// paused clock. tests/io_idle.rs pins the exact instants, those of a
+    /// `Sleep` reset after every read, ready reads among them.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
-        let d = &mut self.dirs[dir];
-        d.disarm();
-        if ok {
-            if let Some(idle) = &mut self.idle {
-                idle.since = Instant::now();
-            }
+        self.disarm(dir);
+        if ok && self.has_idle() {
+            self.first_at = Instant::now();
         }
     }
 
     /// The deadline `dir`'s sleep is for: the earliest of its countdown's
     /// end and the idle deadline.
+    #[inline]
     fn target(&self, dir: usize) -> Option<Instant> {
-        earliest(
-            self.dirs[dir].countdown.ends(),
-            self.idle.map(|i| i.deadline()),
-        )
+        match (self.end(dir), self.idle_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// After a timeout of `dir` changed: moves its sleep to its new
     /// target when armed, and lets the sleep go when `dir` has nothing left
     /// to time.
     fn refresh(&mut self, dir: usize) {
-        let target = self.target(dir);
-        let d = &mut self.dirs[dir];
-        if d.timeout.is_none() && self.idle.is_none() {
-            d.disarm();
-            d.sleep = None;
-        } else if let (true, Some(at), Some(sleep)) = (d.armed(), target, &mut d.sleep) {
-            sleep.reset(at);
+        if !self.timed(dir) {
+            self.disarm(dir);
+            if dir == 0 || self.more.is_some() {
+                *self.sleep_mut(dir) = None;
+            }
+        } else if let (true, Some(at)) = (self.armed(dir), self.target(dir)) {
+            if let Some(sleep) = self.sleep_mut(dir) {
+                sleep.reset(at);
+            }
+        }
+    }
+
+    /// A sleep until `at` on the wrapper's wheel.
+    fn new_sleep(&self, at: Instant) -> io::Result<Sleep> {
+        match &self.more {
+            Some(more) => new_sleep(&more.wheel, at),
+            None => new_sleep(&WheelOrDefault::current(), at),
         }
     }
 
@@ -297,24 +419,29 @@ impl<const N: usize> State<N> {
     /// can be had.
     #[inline(never)]
     fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
-        if !self.dirs[dir].armed() {
-            let d = &mut self.dirs[dir];
-            if d.timeout.is_none() && self.idle.is_none() {
+        if !self.armed(dir) {
+            if !self.timed(dir) {
                 return Ok(());
             }
-            d.countdown = Countdown::start(d.timeout);
+            self.start(dir);
             let at = self.target(dir).expect("a timeout is set");
-            let d = &mut self.dirs[dir];
-            match &mut d.sleep {
-                Some(sleep) => sleep.reset(at),
-                None => match new_sleep(&self.wheel, at) {
-                    Ok(sleep) => d.sleep = Some(sleep),
+            if let Some(sleep) = self.sleep_mut(dir) {
+                // A sleep due no later than the new target is left where
+                // it is: when it fires, the poll finds nothing due and
+                // moves it on (see the invariants). One wake-up per
+                // countdown instead of a move per wait.
+                if sleep.deadline() > at {
+                    sleep.reset(at);
+                }
+            } else {
+                match self.new_sleep(at) {
+                    Ok(sleep) => *self.sleep_mut(dir) = Some(sleep),
                     Err(e) => {
                         // Armed only with a sleep to poll.
-                        d.disarm();
+                        self.disarm(dir);
                         return Err(e);
                     }
-                },
+                }
             }
         }
         self.poll_sleep(dir, cx)
@@ -333,35 +460,34 @@ impl<const N: usize> State<N> {
             return Ok(());
         }
         for attempt in 0.. {
-            let sleep = self.dirs[dir].sleep.as_mut().expect("armed");
+            let sleep = self.sleep_mut(dir).as_mut().expect("armed");
             if sleep.poll_unbudgeted(cx).is_pending() {
                 return Ok(());
             }
             let now = Instant::now();
-            let ends_due = self.dirs[dir].countdown.ends().is_some_and(|e| e <= now);
-            let idle_due = self.idle.is_some_and(|i| i.deadline() <= now);
+            let ends_due = self.end(dir).is_some_and(|e| e <= now);
+            let idle_due = self.idle_deadline().is_some_and(|d| d <= now);
             if ends_due || idle_due {
-                if let Some(idle) = self.idle.as_mut().filter(|_| idle_due) {
+                if idle_due {
                     // The idle time counts again from here: a caller that
                     // keeps the stream gets its next idle timeout a whole
                     // idle period later, not at once on every operation.
-                    idle.since = now;
+                    self.first_at = now;
                 }
-                self.dirs[dir].disarm();
+                self.disarm(dir);
                 coop::spend(cx);
                 return Err(timed_out());
             }
             let at = self.target(dir).expect("armed with a timeout");
-            let d = &mut self.dirs[dir];
             match attempt {
-                0 => d.sleep.as_mut().expect("armed").reset(at),
-                1 => d.sleep = Some(new_sleep(&self.wheel, at)?),
+                0 => self.sleep_mut(dir).as_mut().expect("armed").reset(at),
+                1 => *self.sleep_mut(dir) = Some(self.new_sleep(at)?),
                 _ => break,
             }
         }
         // Completed with nothing due three times, the last time a sleep
         // made anew: its wheel has shut down.
-        self.dirs[dir].disarm();
+        self.disarm(dir);
         coop::spend(cx);
         Err(Error::shutdown().into())
     }
@@ -375,4 +501,40 @@ fn new_sleep(wheel: &WheelOrDefault, at: Instant) -> io::Result<Sleep> {
         return Err(Error::shutdown().into());
     }
     Ok(wheel.try_sleep_until(at)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream with an idle timeout alone, or a reader or writer with its
+    /// timeout, has one box of 72 bytes (an 80-byte block from the
+    /// allocator), a `Sleep` of 40 included.
+    #[test]
+    fn the_common_box_is_small() {
+        assert_eq!(size_of::<Option<Sleep>>(), 40);
+        assert_eq!(size_of::<State<2>>(), 72);
+        assert_eq!(size_of::<State<1>>(), 72);
+    }
+
+    /// Every timeout reads back as it was set, packed or too long for it.
+    #[test]
+    fn first_holds_any_timeout() {
+        let mut s = Timeouts::<2>::new();
+        for t in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(5, 7),
+            Duration::from_nanos(NS_MASK),
+            Duration::from_nanos(NS_MASK + 1),
+            Duration::MAX,
+        ] {
+            s.set(Which::Idle, Some(t));
+            assert_eq!(s.get(Which::Idle), Some(t));
+            s.set(Which::Dir(1), Some(t));
+            assert_eq!(s.get(Which::Dir(1)), Some(t));
+        }
+        s.set(Which::Idle, None);
+        assert_eq!(s.get(Which::Idle), None);
+    }
 }
