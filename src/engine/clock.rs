@@ -152,9 +152,10 @@ impl Clock {
     /// driver processes its timers whenever the runtime parks, and
     /// `tokio::time::advance` parks it, so a sleep first polled after an
     /// `advance` past its deadline completes at once; the wheel's driver
-    /// may not have run since. On a multi-thread runtime tokio answers from
-    /// its driver's last pass, which the shard's elapsed tick stands in
-    /// for: no clock read.
+    /// may not have run since (unless the tick is one the driver's alarm
+    /// has not reached: see `Core::wakes_by`). On a multi-thread runtime
+    /// tokio answers from its driver's last pass, which the shard's elapsed
+    /// tick stands in for: no clock read.
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }
