@@ -154,3 +154,16 @@ async fn first_polled_after_advance_past_the_deadline_is_ready_at_once() {
         assert_pending!(next.poll(), "{case}");
     }
 }
+
+/// Until its timer starts a timeout keeps only its deadline and its place
+/// on the wheel, in the room its timer takes later: a timeout is its future
+/// and a `Sleep`, no larger.
+#[test]
+fn a_timeout_is_no_larger_than_its_future_and_a_sleep() {
+    use std::mem::size_of;
+    type Inner = std::future::Ready<u64>;
+    assert_eq!(
+        size_of::<hashwheel::Timeout<Inner>>(),
+        size_of::<Inner>() + size_of::<hashwheel::Sleep>()
+    );
+}
