@@ -59,10 +59,37 @@ pin_project! {
     pub struct Timeout<F> {
         #[pin]
         value: F,
-        sleep: Sleep,
-        // The deadline, until `sleep` starts with it (at the first poll at
-        // which `value` is pending).
-        at: Option<Instant>,
+        timer: Timer,
+    }
+}
+
+/// A timeout's timer: its deadline as read from the clock, until the first
+/// poll at which the inner future is pending starts a [`Sleep`] with it.
+/// The deadline is converted to the wheel's time only then, so a timeout
+/// whose future is ready at once converts nothing; and the two states share
+/// their space, so the timeout is no larger than its sleep and its future.
+#[derive(Debug)]
+enum Timer {
+    /// `shard` is `None` only while the sleep is being made.
+    Unstarted {
+        shard: Option<ShardRef>,
+        at: Instant,
+    },
+    Started(Sleep),
+}
+
+impl Timer {
+    /// The sleep, started now if it was not yet.
+    #[inline]
+    fn start(&mut self) -> &mut Sleep {
+        if let Timer::Unstarted { shard, at } = self {
+            let shard = shard.take().expect("a timer starts once");
+            *self = Timer::Started(Sleep::until(shard, *at));
+        }
+        match self {
+            Timer::Started(sleep) => sleep,
+            Timer::Unstarted { .. } => unreachable!("a timer is started above"),
+        }
     }
 }
 
@@ -71,8 +98,10 @@ impl<F> Timeout<F> {
     pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
         Timeout {
             value,
-            sleep: Sleep::unstarted(shard),
-            at: Some(deadline),
+            timer: Timer::Unstarted {
+                shard: Some(shard),
+                at: deadline,
+            },
         }
     }
 
@@ -151,9 +180,9 @@ impl<F> Timeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        match self.at {
-            Some(at) => at,
-            None => self.sleep.deadline(),
+        match &self.timer {
+            Timer::Unstarted { at, .. } => *at,
+            Timer::Started(sleep) => sleep.deadline(),
         }
     }
 }
@@ -167,10 +196,7 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        if let Some(at) = this.at.take() {
-            this.sleep.start_at(at);
-        }
-        match this.sleep.poll_timeout(had_budget, cx) {
+        match this.timer.start().poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use tokio_test::{assert_pending, assert_ready, task};
 
 mod common;
-use common::{advance, ms};
+use common::{advance, ms, settle};
 
 #[tokio::test(start_paused = true)]
 async fn ready_future_needs_no_timer() {
@@ -116,4 +116,54 @@ async fn the_deadline_is_read_when_the_timeout_is_made() {
     assert!(assert_ready!(ours.poll()).is_err());
     assert!(assert_ready!(theirs.poll()).is_err());
     assert_eq!(Instant::now(), made + ms(10));
+}
+
+/// A timer first polled after `advance` went past its deadline is ready on
+/// that poll, as tokio's is, wherever the wheel's other timers lie: one due
+/// earlier (whose firing on the way told the wheel the clock moved), one
+/// due later (nothing fired on the way), or none; and with one registered
+/// just before the `advance`, before the driver planned for it.
+#[tokio::test(start_paused = true)]
+async fn first_polled_after_advance_past_the_deadline_is_ready_at_once() {
+    for other in [None, Some(ms(5)), Some(ms(15)), Some(ms(40))] {
+        let wheel = Wheel::new();
+        let mut held = other.map(|d| task::spawn(wheel.sleep(d)));
+        let mut free = other.map(|d| task::spawn(hashwheel::sleep(d)));
+        for s in held.iter_mut().chain(free.iter_mut()) {
+            assert_pending!(s.poll());
+        }
+        // The drivers have run and planned their wake-ups.
+        settle().await;
+        // One more, earlier than the others, not yet planned for.
+        let mut just = task::spawn(wheel.sleep(ms(12)));
+        assert_pending!(just.poll());
+        let mut ours = task::spawn(wheel.timeout(ms(20), pending::<()>()));
+        let mut free_t = task::spawn(hashwheel::timeout(ms(20), pending::<()>()));
+        let mut theirs = task::spawn(tokio::time::timeout(ms(20), pending::<()>()));
+        let mut sleep = task::spawn(wheel.sleep(ms(20)));
+        let mut tokio_sleep = task::spawn(tokio::time::sleep(ms(20)));
+        advance(ms(30)).await;
+        let case = format!("other timer at {other:?}");
+        assert!(assert_ready!(theirs.poll()).is_err(), "{case}");
+        assert!(assert_ready!(ours.poll()).is_err(), "{case}");
+        assert!(assert_ready!(free_t.poll()).is_err(), "{case}");
+        assert_ready!(tokio_sleep.poll());
+        assert_ready!(sleep.poll());
+        // And one made now, first polled within its tick, is pending.
+        let mut next = task::spawn(wheel.timeout(ms(1), pending::<()>()));
+        assert_pending!(next.poll(), "{case}");
+    }
+}
+
+/// Until its timer starts a timeout keeps only its deadline and its place
+/// on the wheel, in the room its timer takes later: a timeout is its future
+/// and a `Sleep`, no larger.
+#[test]
+fn a_timeout_is_no_larger_than_its_future_and_a_sleep() {
+    use std::mem::size_of;
+    type Inner = std::future::Ready<u64>;
+    assert_eq!(
+        size_of::<hashwheel::Timeout<Inner>>(),
+        size_of::<Inner>() + size_of::<hashwheel::Sleep>()
+    );
 }

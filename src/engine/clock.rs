@@ -77,13 +77,21 @@ pub(crate) fn instant_after(d: Duration) -> Instant {
     later(Instant::now(), d)
 }
 
-/// `d` in nanoseconds, if that fits an `i64`. Plain 64-bit arithmetic: this
-/// runs for every timer made.
+/// `d` in nanoseconds, if that fits an `i64`. This runs for every timer
+/// made and every instant converted: one comparison, a multiplication and
+/// an addition below 2^63 ns, which is what `d` nearly always is (checked
+/// multiplications and additions cost several times that).
+#[inline]
 fn nanos(d: Duration) -> Option<i64> {
-    i64::try_from(d.as_secs())
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(i64::from(d.subsec_nanos()))
+    /// The most whole seconds whose nanoseconds, plus any fraction of a
+    /// second, still fit an `i64`.
+    const MAX_SECS: u64 = (i64::MAX as u64 - 999_999_999) / 1_000_000_000;
+    let secs = d.as_secs();
+    if secs <= MAX_SECS {
+        Some(secs as i64 * 1_000_000_000 + i64::from(d.subsec_nanos()))
+    } else {
+        i64::try_from(d.as_nanos()).ok()
+    }
 }
 
 /// `ns / MS`, as the compiler computes a division by that constant: the
@@ -152,9 +160,10 @@ impl Clock {
     /// driver processes its timers whenever the runtime parks, and
     /// `tokio::time::advance` parks it, so a sleep first polled after an
     /// `advance` past its deadline completes at once; the wheel's driver
-    /// may not have run since. On a multi-thread runtime tokio answers from
-    /// its driver's last pass, which the shard's elapsed tick stands in
-    /// for: no clock read.
+    /// may not have run since (unless the tick is one the driver's alarm
+    /// has not reached: see `Core::wakes_by`). On a multi-thread runtime
+    /// tokio answers from its driver's last pass, which the shard's elapsed
+    /// tick stands in for: no clock read.
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }
@@ -322,6 +331,28 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The fast sum in `nanos` is the exact count, up to and past the last
+    /// duration an `i64` of nanoseconds holds.
+    #[test]
+    fn nanos_is_the_exact_count_while_it_fits() {
+        let max = i64::MAX as u64;
+        let mut ds = vec![Duration::ZERO, Duration::MAX, Duration::from_nanos(max)];
+        for secs in [
+            0,
+            1,
+            max / 1_000_000_000 - 1,
+            max / 1_000_000_000,
+            max / 1_000_000_000 + 1,
+        ] {
+            for sub in [0, 1, 854_775_807, 854_775_808, 999_999_999] {
+                ds.push(Duration::new(secs, sub));
+            }
+        }
+        for d in ds {
+            assert_eq!(nanos(d), i64::try_from(d.as_nanos()).ok(), "{d:?}");
         }
     }
 

@@ -147,6 +147,19 @@ impl Core {
         }
     }
 
+    /// Whether the driver plans to wake at or before `tick`, so that, where
+    /// tokio's clock can be paused, `tick` has not ended by tokio's timer:
+    /// the driver's alarm is a tokio sleep at the end of `next_wake`, which
+    /// tokio has not fired yet (firing it runs the driver's pass, which
+    /// raises `next_wake` past every ended tick), and every registration
+    /// that lowered it did so for a tick it had checked against the clock.
+    /// A first poll for such a tick needs no clock read (see
+    /// `engine::entry`'s ground rule 2).
+    #[inline]
+    pub(crate) fn wakes_by(&self, tick: u64) -> bool {
+        self.next_wake.0.load(Ordering::Relaxed) <= tick
+    }
+
     /// [`wake_driver_for`](Core::wake_driver_for) a tick earlier than the
     /// one the driver last asked for.
     fn wake_driver_earlier(&self, tick: u64) {

@@ -55,9 +55,14 @@
 //!    timers are woken in the same step as tokio's, and a sleep first
 //!    polled after an `advance` past its deadline is ready at once, which
 //!    is why a timer's first poll reads the clock where the clock can pause
-//!    (`Clock::pausable`). Tests: `advance_fires_a_sleep_first_polled_after_it`
+//!    (`Clock::pausable`), unless its tick is at or after the one the
+//!    driver's alarm is set for: tokio has not passed that one, or the
+//!    alarm would have fired and its pass moved the plan on
+//!    (`Core::wakes_by`). Tests: `advance_fires_a_sleep_first_polled_after_it`
 //!    (here); `a_sleep_is_woken_when_advance_returns` and the rest of section
-//!    1 of tests/tokio_behaviour.rs. Running inside tokio's timer, the
+//!    1 of tests/tokio_behaviour.rs;
+//!    `first_polled_after_advance_past_the_deadline_is_ready_at_once`
+//!    (tests/timeout.rs). Running inside tokio's timer, the
 //!    alarm catches its own panics rather than unwind into tokio, and a
 //!    reset there may wake the alarm from inside the reset (the pass only
 //!    `try_lock`s): the driver tolerates that rather than relies on it.

@@ -102,8 +102,8 @@ impl Sleep {
     }
 
     /// A sleep on the wheel of `shard` whose deadline is set later, by
-    /// [`start`](Sleep::start) or [`start_at`](Sleep::start_at), before its
-    /// first poll or reset (a lazy timeout's).
+    /// [`start`](Sleep::start), before its first poll or reset (a lazy
+    /// timeout's).
     pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
         Sleep {
             entry: OwnedEntry::unstarted(shard),
@@ -114,14 +114,6 @@ impl Sleep {
     /// `duration` from now.
     pub(crate) fn start(&mut self, duration: Duration) {
         let at = self.entry.shard().deadline_after(duration);
-        self.entry.start(at);
-    }
-
-    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
-    /// `deadline`.
-    #[inline]
-    pub(crate) fn start_at(&mut self, deadline: Instant) {
-        let at = self.entry.shard().deadline_at(deadline);
         self.entry.start(at);
     }
 

@@ -20,10 +20,12 @@
 //!    it at once, so it completes there. Where tokio's clock can be paused (a
 //!    current-thread runtime) the clock says which ticks have ended, as
 //!    tokio's driver has processed them all whenever a task runs after
-//!    `advance`; elsewhere the shard's elapsed tick decides, under its
-//!    lock, with no clock read (see `Clock::pausable`). An entry filed for a
-//!    tick that ended after the driver's last pass is expired by its next
-//!    one, which the filing asks for.
+//!    `advance`; it is read only for a tick before the one the driver
+//!    plans to wake at, since tokio has not reached that one yet
+//!    (`Core::wakes_by`). Elsewhere the shard's elapsed tick decides, under
+//!    its lock, with no clock read (see `Clock::pausable`). An entry filed
+//!    for a tick that ended after the driver's last pass is expired by its
+//!    next one, which the filing asks for.
 //! 3. **The elapsed line.** Each shard publishes how far the driver has
 //!    processed it (`elapsed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
@@ -115,9 +117,9 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
     #[inline]
     pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
-        let clock = &self.core().clock;
-        let tick = clock.tick_of(deadline);
-        if clock.pausable() && tick <= clock.now_tick() {
+        let core = self.core();
+        let tick = core.clock.tick_of(deadline);
+        if core.clock.pausable() && !core.wakes_by(tick) && tick <= core.clock.now_tick() {
             return Registration::Elapsed;
         }
         self.get().register(tick, waker)
