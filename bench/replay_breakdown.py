@@ -10,6 +10,12 @@ By what the work is for (clock, task memory, timer state, lock + slab +
 wheel, due words, wakers, driver), one column per backend:
     python3 bench/replay_breakdown.py --categories DIR CONNS [MEASURED]
 
+Atomic read-modify-writes (lock-prefixed instructions and xchg with memory),
+which the counts above price as one instruction each, per message less the
+no-timer replay, by function (the files need `--dump-instr=yes`, which
+`replay` passes):
+    python3 bench/replay_breakdown.py --atomics DIR CONNS [MEASURED]
+
 Real time (`perf record -e cpu-clock -g -o DIR/perf-IMP.data` around one
 `compare --only server --server-rounds 1 --imps IMP` run, IMP in none,
 hashwheel, tokio; its stdout in DIR/perf-IMP.out):
@@ -70,6 +76,85 @@ def perf_main(d, top):
         print("|---|---|")
         for v, k in rows[:top]:
             print(f"| {v:.1f} | `{k[:110]}` |")
+
+def self_costs(path):
+    """Self Ir per (object id, instruction address) of a callgrind file made
+    with --dump-instr=yes, and the objects' paths by id. A cost line after a
+    `calls=` line is the call's inclusive cost: its position counts, its
+    cost does not."""
+    costs, names = defaultdict(int), {}
+    ob, addr, positions, call_line = None, 0, None, False
+    for line in open(path):
+        if line.startswith("positions:"):
+            positions = line.split()[1:]
+            if positions[0] != "instr":
+                sys.exit(f"{path}: made without --dump-instr=yes")
+        elif line.startswith(("ob=", "cob=")):
+            # An object's path comes with its id where the id is first
+            # used, which may be a call's target (`cob=`).
+            m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line.strip())
+            if m.group(2):
+                names[m.group(1)] = m.group(2)
+            if line.startswith("ob="):
+                ob = m.group(1)
+        elif line.startswith("calls="):
+            call_line = True
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            if positions is None:
+                sys.exit(f"{path}: made without --dump-instr=yes")
+            parts = line.split()
+            p = parts[0]
+            if p.startswith("0x"):
+                addr = int(p, 16)
+            elif p[0] in "+-":
+                addr += int(p)
+            elif p != "*":
+                addr = int(p)
+            if call_line:
+                call_line = False
+            elif len(parts) > len(positions):
+                costs[(ob, addr)] += int(parts[len(positions)])
+    return costs, names
+
+def rmw_instructions(binary):
+    """The atomic read-modify-writes of an object: each address and the
+    function it is in."""
+    out = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", binary],
+                         capture_output=True, text=True).stdout
+    found, fn = {}, None
+    for l in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", l)
+        if m:
+            fn = m.group(1)
+            continue
+        m = re.match(r"\s*([0-9a-f]+):\s+(.*)$", l)
+        if m and (m.group(2).startswith("lock ") or (m.group(2).startswith("xchg") and "(" in m.group(2))):
+            found[int(m.group(1), 16)] = fn
+    return found
+
+def rmws_by_function(path):
+    costs, names = self_costs(path)
+    objs = {ob: rmw_instructions(b) for ob, b in names.items()}
+    by_fn = defaultdict(int)
+    for (ob, addr), n in costs.items():
+        fn = objs.get(ob, {}).get(addr)
+        if fn is not None:
+            by_fn[fn] += n
+    return by_fn
+
+def atomics(d, conns, msgs):
+    base = rmws_by_function(f"{d}/replay-none-{conns}.callgrind")
+    for b in ["hashwheel", "free", "tokio"]:
+        f = rmws_by_function(f"{d}/replay-{b}-{conns}.callgrind")
+        rows = sorted(((f.get(k, 0) - base.get(k, 0)) / msgs, k) for k in set(f) | set(base))
+        rows = [r for r in rows if abs(r[0]) >= 0.005]
+        rows.sort(key=lambda r: -abs(r[0]))
+        print(f"\n## {b}, {conns} connections: atomic read-modify-writes per message, less the no-timer replay")
+        print("| per message | function |")
+        print("|---|---|")
+        for v, k in rows:
+            print(f"| {v:.2f} | `{k[:110]}` |")
+        print(f"| {sum(v for v, _ in rows):.2f} | all |")
 
 # What each function's cost is for, hashwheel's and tokio's side by side.
 CATEGORIES = [
@@ -134,6 +219,8 @@ def main():
         return perf_categories(sys.argv[2])
     if sys.argv[1] == "--categories":
         return categories(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 200000)
+    if sys.argv[1] == "--atomics":
+        return atomics(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 200000)
     if sys.argv[1] == "--perf":
         return perf_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 25)
     d, conns = sys.argv[1], sys.argv[2]

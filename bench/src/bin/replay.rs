@@ -184,6 +184,9 @@ fn under_valgrind(imp: Imp, conns: usize, o: &Opts) -> Result<(Counts, f64), Str
             "--tool=callgrind",
             "--cache-sim=yes",
             "--toggle-collect=*measured_phase*",
+            // Costs per instruction, so that replay_breakdown.py --atomics
+            // can count the atomic read-modify-writes.
+            "--dump-instr=yes",
             // A fixed machine: valgrind would take the host's caches, which
             // a VM may report oddly (this one: a 256 MB direct-mapped LL).
             "--I1=32768,8,64",
