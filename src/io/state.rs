@@ -87,6 +87,12 @@ const OWN: u64 = 1 << 59;
 const SET: u64 = 1 << 61;
 /// The timeout is set, and is too long for those bits: it is `more.long`.
 const LONG: u64 = 1 << 62;
+/// A stream's operation succeeded while no direction was armed, and
+/// `first_at` is not yet past it: the idle start is the wrapper's next
+/// clock read (see `State::completed`).
+const ACTIVE: u64 = 1 << 63;
+/// Every direction's `ARMED` bit.
+const ARMED_ANY: u64 = ARMED | ARMED << 1;
 
 /// What a wrapper with a timeout, or a wheel of its own, keeps: the box
 /// every timed connection has.
@@ -95,9 +101,11 @@ struct State<const N: usize> {
     /// Direction 0's sleep: made at its first arming; kept, and moved,
     /// from then on.
     sleep: Option<Sleep>,
-    /// A stream's idle start: the last successful operation, the setting
-    /// of the idle timeout, or its last firing, whichever came last. A
-    /// reader's or writer's countdown end (while armed with `OWN`).
+    /// A stream's idle start: the setting of the idle timeout, its last
+    /// firing, or an instant no earlier than the last successful operation
+    /// (see `State::completed`), whichever came last; while `ACTIVE`, an
+    /// instant before that operation, to be replaced at the next clock
+    /// read. A reader's or writer's countdown end (while armed with `OWN`).
     first_at: Instant,
     /// A stream's idle timeout, or the timeout of a reader's or a
     /// writer's one direction, with the flags (see the constants above):
@@ -201,6 +209,8 @@ impl<const N: usize> Timeouts<N> {
         }
         let s = self.state_mut();
         s.store(Which::Idle, timeout);
+        // Activity before now counts from now, as the rest does.
+        s.first &= !ACTIVE;
         if timeout.is_some() {
             s.first_at = Instant::now();
         }
@@ -302,9 +312,12 @@ impl<const N: usize> State<N> {
         Self::DIRS_IN_MORE && self.first & (SET | LONG) != 0
     }
 
-    /// The idle deadline, when an idle timeout is set.
+    /// The idle deadline, when an idle timeout is set. Asked only while a
+    /// direction is armed, when no activity is pending (the arming took it
+    /// in): `first_at` is then the idle start.
     #[inline]
     fn idle_deadline(&self) -> Option<Instant> {
+        debug_assert!(self.first & ACTIVE == 0, "activity not yet timed");
         self.idle().map(|t| later(self.first_at, t))
     }
 
@@ -328,14 +341,22 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// Arms `dir` now, with its timeout (or none) of its own.
+    /// Arms `dir` now, with its timeout (or none) of its own. Activity
+    /// pending since the last clock read is timed here, at this clock
+    /// read: its instant, after the operation's, is the idle start.
     #[inline]
     fn start(&mut self, dir: usize) {
-        self.first = (self.first | ARMED << dir) & !(OWN << dir);
+        let active = self.first & ACTIVE != 0;
+        self.first = (self.first | ARMED << dir) & !(OWN << dir | ACTIVE);
         if Self::DIRS_IN_MORE {
-            if let Some(d) = self.more.as_deref_mut().map(|m| &mut m.dirs[dir]) {
-                if let Some(t) = d.timeout {
-                    d.end = Some(later(Instant::now(), t));
+            let own = self.more.as_ref().and_then(|m| m.dirs[dir].timeout);
+            if active || own.is_some() {
+                let now = Instant::now();
+                if active {
+                    self.first_at = now;
+                }
+                if let (Some(t), Some(m)) = (own, self.more.as_deref_mut()) {
+                    m.dirs[dir].end = Some(later(now, t));
                     self.first |= OWN << dir;
                 }
             }
@@ -360,24 +381,38 @@ impl<const N: usize> State<N> {
 
     /// An operation of `dir` completed (successfully when `ok`).
     ///
-    /// With an idle timeout the clock is read here, for each success: the
-    /// idle time must count from this operation's own instant, and only a
-    /// clock read after it bounds that instant from above (never early).
-    /// A count of operations timed at the wrapper's next clock read (its
-    /// next wait, or its sleep's firing) would be late by however long the
-    /// task ran in between, up to a whole idle period for a stream whose
-    /// other half waits on another task; reading the clock only when an
-    /// operation completes after waiting leaves out the ready ones. The
-    /// cheap clocks are no bound: the kernel's coarse clock trails the
-    /// precise one by more than its resolution, and neither follows tokio's
-    /// paused clock. tests/io_idle.rs pins the exact instants, those of a
-    /// `Sleep` reset after every read, ready reads among them.
+    /// With an idle timeout, a success is activity, and the idle start
+    /// must be an instant no earlier than the operation's (never early),
+    /// and not much later. Only a clock read after the operation gives
+    /// one: the cheap clocks trail the precise one by more than their
+    /// resolution, and do not follow tokio's paused clock. Where it reads
+    /// the clock depends on what waits:
+    ///
+    /// - While a direction is armed (this one: the operation waited; or
+    ///   the other: a stream split between two tasks, one waiting while
+    ///   the other works), the clock is read here, so that the waiting
+    ///   direction's sleep counts from the operation itself: learning of
+    ///   it only when that sleep fires would be up to an idle period late.
+    /// - Otherwise (a ready operation, nothing waiting) one store records
+    ///   the activity (`ACTIVE`), and the next arming, which a stream's
+    ///   timeouts only ever end through, reads the clock for it (`start`).
+    ///   A task that waits on the stream right after its ready operation
+    ///   thus times it to within the wait's own clock read; one that works
+    ///   in between has that work added, as tokio-io-timeout's countdowns
+    ///   start at the first poll that is pending.
+    ///
+    /// tests/io_idle.rs checks both against a `Sleep` kept by hand to the
+    /// same rule.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
-        self.disarm(dir);
         if ok && self.has_idle() {
-            self.first_at = Instant::now();
+            if self.first & ARMED_ANY != 0 {
+                self.first_at = Instant::now();
+            } else {
+                self.first |= ACTIVE;
+            }
         }
+        self.disarm(dir);
     }
 
     /// The deadline `dir`'s sleep is for: the earliest of its countdown's
@@ -399,9 +434,12 @@ impl<const N: usize> State<N> {
             if dir == 0 || self.more.is_some() {
                 *self.sleep_mut(dir) = None;
             }
-        } else if let (true, Some(at)) = (self.armed(dir), self.target(dir)) {
-            if let Some(sleep) = self.sleep_mut(dir) {
-                sleep.reset(at);
+        } else if self.armed(dir) {
+            // Asked only when armed: no activity is pending then.
+            if let Some(at) = self.target(dir) {
+                if let Some(sleep) = self.sleep_mut(dir) {
+                    sleep.reset(at);
+                }
             }
         }
     }
