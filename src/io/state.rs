@@ -341,22 +341,14 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// Arms `dir` now, with its timeout (or none) of its own. Activity
-    /// pending since the last clock read is timed here, at this clock
-    /// read: its instant, after the operation's, is the idle start.
+    /// Arms `dir` now, with its timeout (or none) of its own.
     #[inline]
     fn start(&mut self, dir: usize) {
-        let active = self.first & ACTIVE != 0;
-        self.first = (self.first | ARMED << dir) & !(OWN << dir | ACTIVE);
+        self.first = (self.first | ARMED << dir) & !(OWN << dir);
         if Self::DIRS_IN_MORE {
-            let own = self.more.as_ref().and_then(|m| m.dirs[dir].timeout);
-            if active || own.is_some() {
-                let now = Instant::now();
-                if active {
-                    self.first_at = now;
-                }
-                if let (Some(t), Some(m)) = (own, self.more.as_deref_mut()) {
-                    m.dirs[dir].end = Some(later(now, t));
+            if let Some(d) = self.more.as_deref_mut().map(|m| &mut m.dirs[dir]) {
+                if let Some(t) = d.timeout {
+                    d.end = Some(later(Instant::now(), t));
                     self.first |= OWN << dir;
                 }
             }
@@ -364,6 +356,16 @@ impl<const N: usize> State<N> {
             self.first_at = later(Instant::now(), t);
             self.first |= OWN << dir;
         }
+    }
+
+    /// Times the activity pending since the last clock read at this one:
+    /// its instant, after the activity's, is the idle start. Out of line:
+    /// a wait after a ready operation needs it, not a wait after a wait.
+    #[cold]
+    #[inline(never)]
+    fn time_activity(&mut self) {
+        self.first_at = Instant::now();
+        self.first &= !ACTIVE;
     }
 
     /// Whether `dir` has anything to time: a timeout of its own, or the
@@ -395,7 +397,8 @@ impl<const N: usize> State<N> {
     ///   it only when that sleep fires would be up to an idle period late.
     /// - Otherwise (a ready operation, nothing waiting) one store records
     ///   the activity (`ACTIVE`), and the next arming, which a stream's
-    ///   timeouts only ever end through, reads the clock for it (`start`).
+    ///   timeouts only ever end through, reads the clock for it
+    ///   (`poll_pending`, `time_activity`).
     ///   A task that waits on the stream right after its ready operation
     ///   thus times it to within the wait's own clock read; one that works
     ///   in between has that work added, as tokio-io-timeout's countdowns
@@ -405,14 +408,15 @@ impl<const N: usize> State<N> {
     /// same rule.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
+        let armed = self.first & ARMED_ANY;
+        self.disarm(dir);
         if ok && self.has_idle() {
-            if self.first & ARMED_ANY != 0 {
+            if armed != 0 {
                 self.first_at = Instant::now();
             } else {
                 self.first |= ACTIVE;
             }
         }
-        self.disarm(dir);
     }
 
     /// The deadline `dir`'s sleep is for: the earliest of its countdown's
@@ -460,6 +464,9 @@ impl<const N: usize> State<N> {
         if !self.armed(dir) {
             if !self.timed(dir) {
                 return Ok(());
+            }
+            if self.first & ACTIVE != 0 {
+                self.time_activity();
             }
             self.start(dir);
             let at = self.target(dir).expect("a timeout is set");
