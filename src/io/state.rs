@@ -22,14 +22,21 @@
 //!   its countdown has an end of its own (a timeout was set when it was
 //!   armed); armed without it, only the idle deadline times it.
 //! - A completed operation only disarms its direction (one store) and,
-//!   with an idle timeout, reads the clock for the idle deadline: it
-//!   neither cancels nor moves the sleep. The next arming moves the sleep
-//!   only to an earlier deadline (a timeout made shorter); a sleep due at
-//!   or before the new target stays where it is. A sleep due before its
-//!   target fires there: the task it wakes polls, finds nothing due, and
-//!   the sleep is moved on to the target. So a connection whose reads wait
-//!   once per message costs one move per countdown period, not one per
-//!   message, and its task one extra wake-up per period.
+//!   with an idle timeout, records its success as activity: it neither
+//!   cancels nor moves the sleep. The idle start is a clock read made
+//!   after the last activity, never one before it, so the idle deadline is
+//!   never early: the clock is read at once when a direction is armed as
+//!   the operation completes, and otherwise `ACTIVE` is set, and the next
+//!   pending poll reads the clock for it. `ACTIVE` is thus set only while
+//!   no direction is armed: an armed direction's idle deadline is
+//!   `first_at` plus the idle timeout (see `State::completed`).
+//! - The next arming moves the sleep only to an earlier deadline (a
+//!   timeout made shorter); a sleep due at or before the new target stays
+//!   where it is. A sleep due before its target fires there: the task it
+//!   wakes polls, finds nothing due, and the sleep is moved on to the
+//!   target. So a connection whose reads wait once per message costs one
+//!   move per countdown period, not one per message, and its task one
+//!   extra wake-up per period.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -383,26 +390,30 @@ impl<const N: usize> State<N> {
 
     /// An operation of `dir` completed (successfully when `ok`).
     ///
-    /// With an idle timeout, a success is activity, and the idle start
-    /// must be an instant no earlier than the operation's (never early),
-    /// and not much later. Only a clock read after the operation gives
-    /// one: the cheap clocks trail the precise one by more than their
-    /// resolution, and do not follow tokio's paused clock. Where it reads
-    /// the clock depends on what waits:
+    /// With an idle timeout, a success is activity: the idle start must
+    /// be an instant no earlier than the operation's (never early), and
+    /// not much later. Only a clock read after the operation gives one
+    /// (the cheap clocks trail the precise one by more than their
+    /// resolution, and do not follow tokio's paused clock), so the
+    /// question is which read:
     ///
-    /// - While a direction is armed (this one: the operation waited; or
-    ///   the other: a stream split between two tasks, one waiting while
-    ///   the other works), the clock is read here, so that the waiting
-    ///   direction's sleep counts from the operation itself: learning of
-    ///   it only when that sleep fires would be up to an idle period late.
+    /// - While a direction is armed, this one here. Armed `dir` means the
+    ///   operation waited: the task was woken for it, and will often work
+    ///   on what it got before it waits again; timing it at that wait
+    ///   would add the work to the idle time, where a `Sleep` reset after
+    ///   the read adds nothing. The other direction armed is a stream
+    ///   split between two tasks, one waiting while the other works: that
+    ///   waiting direction's sleep would learn of the activity only when
+    ///   it fires, up to an idle period late.
     /// - Otherwise (a ready operation, nothing waiting) one store records
-    ///   the activity (`ACTIVE`), and the next arming, which a stream's
-    ///   timeouts only ever end through, reads the clock for it
-    ///   (`poll_pending`, `time_activity`).
-    ///   A task that waits on the stream right after its ready operation
-    ///   thus times it to within the wait's own clock read; one that works
-    ///   in between has that work added, as tokio-io-timeout's countdowns
-    ///   start at the first poll that is pending.
+    ///   the activity (`ACTIVE`), and the next pending poll, through which
+    ///   alone a timeout can end, reads the clock for it
+    ///   (`time_activity`). A task that waits on the stream right after a
+    ///   ready operation thus times it to within that wait's clock read;
+    ///   one that works in between has that work added, as
+    ///   tokio-io-timeout's countdowns start at the first poll that is
+    ///   pending. A server reading a burst of ready messages pays no clock
+    ///   read for them.
     ///
     /// tests/io_idle.rs checks both against a `Sleep` kept by hand to the
     /// same rule.
