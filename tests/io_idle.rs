@@ -1,16 +1,25 @@
 //! `TimeoutStream`'s idle timeout, on tokio's paused clock: checked against
-//! what a server writes by hand today (a tokio `Sleep` beside the stream,
-//! reset after every successful read, raced with the read), and for the
-//! cases that pattern does not cover (writes as activity, a read and a
-//! write timeout beside it, a stream split in two tasks).
+//! its rule written by hand (a tokio `Sleep` beside the stream, raced with
+//! the read, and moved after activity), and for the cases that pattern does
+//! not cover (writes as activity, a read and a write timeout beside it, a
+//! stream split in two tasks).
+//!
+//! The rule: the idle time counts from the instant a successful read or
+//! write completes when it waited, or when another operation of the stream
+//! was waiting; from a ready one (it did not wait, and nothing else did),
+//! it counts from the stream's next wait. Never from before the last
+//! success.
 
 mod io_common;
 
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use hashwheel::io::TimeoutStream;
 use io_common::{advance, ms, poll_read, send_at, Clock, Outcome, TIMED_OUT};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 use tokio::time::Instant;
 
 /// How a connection reads with an idle timeout: the wrapper, or by hand.
@@ -30,13 +39,17 @@ impl<S: AsyncRead + tokio::io::AsyncWrite + Unpin> Reads for TimeoutStream<S> {
     }
 }
 
-/// The hand-written pattern, with tokio's timer: the read raced against a
-/// `Sleep` that every successful read moves to `idle` from then, and that
-/// moves on by `idle` when it fires.
+/// The rule by hand, with tokio's timer: the read polled first, and a
+/// `Sleep` polled while it waits. A successful read that waited moves the
+/// sleep to `idle` from then; one that was ready only marks the stream
+/// active, and the next read that waits moves the sleep to `idle` from its
+/// first pending poll. The sleep moves on by `idle` when it fires.
 struct ByHand<S> {
     stream: S,
     idle: Duration,
-    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    /// A ready read since the sleep was last moved.
+    active: bool,
 }
 
 impl<S> ByHand<S> {
@@ -46,25 +59,44 @@ impl<S> ByHand<S> {
             stream,
             idle,
             sleep,
+            active: false,
         }
     }
 }
 
 impl<S: AsyncRead + Unpin> Reads for ByHand<S> {
     async fn read_into(&mut self, buf: &mut [u8]) -> Outcome {
-        tokio::select! {
-            biased;
-            r = self.stream.read(buf) => {
-                if r.is_ok() {
-                    self.sleep.as_mut().reset(Instant::now() + self.idle);
+        let mut waited = false;
+        poll_fn(|cx| {
+            let mut b = ReadBuf::new(buf);
+            match Pin::new(&mut self.stream).poll_read(cx, &mut b) {
+                Poll::Ready(r) => {
+                    if r.is_ok() {
+                        if waited {
+                            self.sleep.as_mut().reset(Instant::now() + self.idle);
+                        } else {
+                            self.active = true;
+                        }
+                    }
+                    Poll::Ready(r.map(|()| b.filled().len()).into())
                 }
-                r.into()
+                Poll::Pending => {
+                    if !waited && self.active {
+                        self.active = false;
+                        self.sleep.as_mut().reset(Instant::now() + self.idle);
+                    }
+                    waited = true;
+                    match self.sleep.as_mut().poll(cx) {
+                        Poll::Ready(()) => {
+                            self.sleep.as_mut().reset(Instant::now() + self.idle);
+                            Poll::Ready(TIMED_OUT)
+                        }
+                        Poll::Pending => Poll::Pending,
+                    }
+                }
             }
-            () = self.sleep.as_mut() => {
-                self.sleep.as_mut().reset(Instant::now() + self.idle);
-                TIMED_OUT
-            }
-        }
+        })
+        .await
     }
 }
 
@@ -119,10 +151,10 @@ async fn the_idle_timeout_fires_where_the_hand_written_sleep_does() {
 
 /// A 100 ms idle timeout; the peer sends two bytes at 30 ms. The connection
 /// reads one (it waited for it), works 20 ms, reads the other (ready, no
-/// wait), works 50 ms and reads on: idle since the ready read at 50, not
-/// since the read at 30 nor since the wait at 100.
+/// wait), works `work` ms and reads on.
 async fn ready_read_script<R: Reads>(
     make: impl FnOnce(tokio::io::DuplexStream) -> R,
+    work: u64,
 ) -> Vec<(u64, Outcome)> {
     let (mut peer, socket) = tokio::io::duplex(64);
     let clock = Clock::start();
@@ -135,7 +167,7 @@ async fn ready_read_script<R: Reads>(
         std::future::pending::<()>().await;
     });
     let mut seen = Vec::new();
-    for work in [20, 50, 0] {
+    for work in [20, work, 0] {
         let r = conn.read_into(&mut [0; 1]).await;
         seen.push((clock.ms(), r));
         tokio::time::sleep(ms(work)).await;
@@ -144,23 +176,101 @@ async fn ready_read_script<R: Reads>(
     seen
 }
 
+fn idle_100(s: tokio::io::DuplexStream) -> TimeoutStream<tokio::io::DuplexStream> {
+    let mut s = TimeoutStream::new(s);
+    s.set_idle_timeout(Some(ms(100)));
+    s
+}
+
+/// After the ready read at 50 and 50 ms of work, the idle time counts from
+/// the wait at 100: the stream times out at 200, as the rule by hand does.
+/// (A `Sleep` reset after every read would end at 150, 100 ms after the
+/// ready read itself: the work between a ready read and the next wait is
+/// not idle time here, as it is not in tokio-io-timeout's countdowns,
+/// which start at the first poll that is pending.)
 #[tokio::test(start_paused = true)]
-async fn the_idle_time_counts_from_a_ready_read_too() {
-    let ours = ready_read_script(|s| {
-        let mut s = TimeoutStream::new(s);
-        s.set_idle_timeout(Some(ms(100)));
-        s
-    })
-    .await;
-    let by_hand = ready_read_script(|s| ByHand::new(s, ms(100))).await;
+async fn the_idle_time_counts_from_the_wait_after_a_ready_read() {
+    let ours = ready_read_script(idle_100, 50).await;
+    let by_hand = ready_read_script(|s| ByHand::new(s, ms(100)), 50).await;
     assert_eq!(
         ours, by_hand,
         "hashwheel (left) and by hand with tokio (right)"
     );
     assert_eq!(
         ours,
-        vec![(30, Outcome::Ok(1)), (50, Outcome::Ok(1)), (150, TIMED_OUT)]
+        vec![(30, Outcome::Ok(1)), (50, Outcome::Ok(1)), (200, TIMED_OUT)]
     );
+}
+
+/// Never early: after the ready read at 50, whatever the work before the
+/// next wait (none, less than the idle timeout, as long, longer), the
+/// stream times out 100 ms after that wait, so never less than 100 ms
+/// after its last read; the wrapper's sleep, due at 100 from the first
+/// wait, has fired by then in the longer cases and is moved on.
+#[tokio::test(start_paused = true)]
+async fn a_ready_read_then_work_never_ends_early() {
+    for work in [0, 1, 30, 49, 50, 99, 100, 101, 150, 250] {
+        let ours = ready_read_script(idle_100, work).await;
+        let by_hand = ready_read_script(|s| ByHand::new(s, ms(100)), work).await;
+        assert_eq!(ours, by_hand, "work {work} ms: hashwheel and by hand");
+        let (ended, outcome) = ours[2];
+        assert_eq!(outcome, TIMED_OUT, "work {work} ms");
+        assert!(ended >= 50 + 100, "work {work} ms: ended at {ended}, early");
+        assert_eq!(ended, 50 + work + 100, "work {work} ms");
+    }
+}
+
+/// A 100 ms idle timeout: the first read waits from 0 (the wrapper's sleep
+/// is due at 100) and gets the peer's byte at 10; then the connection works
+/// 40 ms before each read, each finding a byte the peer sent at 5 ms
+/// before it: `ready` ready reads, at 50, 90, 130, ..., none of which
+/// waits. The read after them waits.
+async fn ready_reads_script<R: Reads>(
+    make: impl FnOnce(tokio::io::DuplexStream) -> R,
+    ready: u64,
+) -> Vec<(u64, Outcome)> {
+    let (mut peer, socket) = tokio::io::duplex(64);
+    let clock = Clock::start();
+    let mut conn = make(socket);
+    let sender = tokio::spawn(async move {
+        for at in std::iter::once(10).chain((1..=ready).map(|i| 10 + 40 * i - 5)) {
+            tokio::time::sleep_until(clock.at(at)).await;
+            peer.write_all(b"x").await.unwrap();
+        }
+        std::future::pending::<()>().await;
+    });
+    let mut seen = vec![];
+    let r = conn.read_once().await;
+    seen.push((clock.ms(), r));
+    for _ in 0..ready {
+        tokio::time::sleep(ms(40)).await;
+        let r = conn.read_once().await;
+        seen.push((clock.ms(), r));
+    }
+    let r = conn.read_once().await;
+    seen.push((clock.ms(), r));
+    sender.abort();
+    seen
+}
+
+/// Ready reads keep the stream alive past the deadline its sleep was set
+/// for (100, from the first wait): with one or two of them (the last at 50
+/// or 90) the next read waits before that sleep fires, which finds nothing
+/// due and moves on; with more (the last at 130 or later) the sleep has
+/// fired before the wait, which finds it done and moves it on. Each time
+/// the stream times out 100 ms after its last read, not at 100 nor 100 ms
+/// after the first.
+#[tokio::test(start_paused = true)]
+async fn ready_reads_past_the_sleeps_deadline_keep_the_stream_alive() {
+    for ready in [1, 2, 3, 5] {
+        let ours = ready_reads_script(idle_100, ready).await;
+        let by_hand = ready_reads_script(|s| ByHand::new(s, ms(100)), ready).await;
+        assert_eq!(ours, by_hand, "{ready} ready reads: hashwheel and by hand");
+        let mut expected: Vec<(u64, Outcome)> =
+            (0..=ready).map(|i| (10 + 40 * i, Outcome::Ok(1))).collect();
+        expected.push((10 + 40 * ready + 100, TIMED_OUT));
+        assert_eq!(ours, expected, "{ready} ready reads");
+    }
 }
 
 /// A stream with an idle timeout of `idle` and a read (or write) timeout of
@@ -209,6 +319,44 @@ async fn a_write_keeps_a_read_on_another_task_alive() {
     let e = rd.read(&mut [0; 16]).await.unwrap_err();
     assert_eq!((clock.ms(), e.kind()), (375, std::io::ErrorKind::TimedOut));
     drop(writer.await.unwrap());
+}
+
+/// The other way round: a write waits on one task (the peer never reads)
+/// while another reads, every 50 ms (from 26 to 276 ms), a byte the peer
+/// sent a millisecond before: each read is ready, and is activity from its
+/// own instant, since the write waits meanwhile. The write times out
+/// 100 ms after the last read, neither before nor at its sleep's first
+/// deadline (100), nor later.
+#[tokio::test(start_paused = true)]
+async fn a_ready_read_keeps_a_write_on_another_task_alive() {
+    let (mut peer, socket) = tokio::io::duplex(4);
+    let mut s = TimeoutStream::new(socket);
+    s.set_idle_timeout(Some(ms(100)));
+    let (mut rd, mut wr) = tokio::io::split(s);
+    let clock = Clock::start();
+    let sender = tokio::spawn(async move {
+        for at in (25..=275).step_by(50) {
+            tokio::time::sleep_until(clock.at(at)).await;
+            peer.write_all(b"x").await.unwrap();
+        }
+        std::future::pending::<()>().await;
+    });
+    let reader = tokio::spawn(async move {
+        for at in (26..=276).step_by(50) {
+            tokio::time::sleep_until(clock.at(at)).await;
+            let mut buf = [0; 16];
+            let mut b = ReadBuf::new(&mut buf);
+            // Ready, without a wait.
+            let r = poll_fn(|cx| Poll::Ready(Pin::new(&mut rd).poll_read(cx, &mut b))).await;
+            assert!(matches!(r, Poll::Ready(Ok(()))), "the read at {at} ms");
+            assert_eq!(b.filled(), b"x");
+        }
+        rd
+    });
+    let e = wr.write_all(&[0; 8]).await.unwrap_err();
+    assert_eq!((clock.ms(), e.kind()), (376, std::io::ErrorKind::TimedOut));
+    drop(reader.await.unwrap());
+    sender.abort();
 }
 
 /// Idle time counts from the last success or from the setting of the
@@ -271,4 +419,20 @@ async fn an_idle_timeout_set_while_a_read_waits_counts_from_then() {
         }
         assert_eq!(ended, ends, "set to {new:?} ms at 40 ms");
     }
+}
+
+/// The idle timeout set again after a ready read, before the next wait:
+/// the idle time counts from the setting (40), not from that wait (60).
+#[tokio::test(start_paused = true)]
+async fn an_idle_timeout_set_after_a_ready_read_counts_from_then() {
+    let (mut peer, socket) = tokio::io::duplex(64);
+    peer.write_all(b"x").await.unwrap();
+    let clock = Clock::start();
+    let mut s = idle_100(socket);
+    assert_eq!(poll_read(&mut s), Outcome::Ok(1));
+    tokio::time::sleep(ms(40)).await;
+    s.set_idle_timeout(Some(ms(100)));
+    tokio::time::sleep(ms(20)).await;
+    let e = s.read(&mut [0; 8]).await.unwrap_err();
+    assert_eq!((clock.ms(), e.kind()), (140, std::io::ErrorKind::TimedOut));
 }

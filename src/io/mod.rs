@@ -24,7 +24,12 @@
 //!   tokio's own timer (and so tokio-io-timeout) fires, never before.
 //! - [`TimeoutStream::set_idle_timeout`]: once no read and no write has
 //!   completed successfully for that long, the operation that waits
-//!   returns `TimedOut`. This is the timeout a server reaps idle
+//!   returns `TimedOut`, never earlier. The idle time counts from the
+//!   setting and from each success: from the instant it completes if it
+//!   waited, or if another operation of the stream was waiting; from the
+//!   stream's next wait if it was ready at once with nothing waiting (the
+//!   rule tokio-io-timeout's countdowns follow: they start at the first
+//!   poll that waits). This is the timeout a server reaps idle
 //!   connections by, without a `Sleep` held beside the socket, reset after
 //!   every read and raced in a `select!`.
 //! - Every wrapper is [`Unpin`] (and `Send`, `Sync`) when what it wraps
@@ -50,14 +55,15 @@
 //!   needed. The sleep is made when an operation first waits, and reused.
 //! - An operation that completes ends its direction's countdown with a
 //!   store; it neither cancels nor moves the sleep. With an idle timeout,
-//!   a successful one also reads the clock: the idle time counts from the
-//!   operation's own instant, as with a `Sleep` reset after every read, so
-//!   that the stream times out when that `Sleep` would, neither earlier
-//!   nor later. (An instant taken later, at the next wait, would make the
-//!   timeout late by however long the task worked in between; no cheaper
-//!   clock bounds the instant from above: a coarse system clock trails the
-//!   precise one by more than its resolution, and only tokio's clock
-//!   follows a paused test.)
+//!   a successful one that was ready at once, with nothing else waiting,
+//!   records the activity in the same store, and the stream's next wait
+//!   reads the clock for it; one that waited, or that completes while
+//!   another operation waits (a stream split between two tasks), reads the
+//!   clock then, so that the waiting operation's deadline moves with it.
+//!   Either way the idle time counts from an instant no earlier than the
+//!   operation's: never early. (No cheaper clock bounds that instant from
+//!   above: a coarse system clock trails the precise one by more than its
+//!   resolution, and only tokio's clock follows a paused test.)
 //! - An operation that waits starts a countdown: a clock read when its
 //!   direction has a timeout of its own (the idle deadline needs none).
 //!   The sleep is moved only to an earlier deadline, O(1) (see

@@ -22,14 +22,21 @@
 //!   its countdown has an end of its own (a timeout was set when it was
 //!   armed); armed without it, only the idle deadline times it.
 //! - A completed operation only disarms its direction (one store) and,
-//!   with an idle timeout, reads the clock for the idle deadline: it
-//!   neither cancels nor moves the sleep. The next arming moves the sleep
-//!   only to an earlier deadline (a timeout made shorter); a sleep due at
-//!   or before the new target stays where it is. A sleep due before its
-//!   target fires there: the task it wakes polls, finds nothing due, and
-//!   the sleep is moved on to the target. So a connection whose reads wait
-//!   once per message costs one move per countdown period, not one per
-//!   message, and its task one extra wake-up per period.
+//!   with an idle timeout, records its success as activity: it neither
+//!   cancels nor moves the sleep. The idle start is a clock read made
+//!   after the last activity, never one before it, so the idle deadline is
+//!   never early: the clock is read at once when a direction is armed as
+//!   the operation completes, and otherwise `ACTIVE` is set, and the next
+//!   pending poll reads the clock for it. `ACTIVE` is thus set only while
+//!   no direction is armed: an armed direction's idle deadline is
+//!   `first_at` plus the idle timeout (see `State::completed`).
+//! - The next arming moves the sleep only to an earlier deadline (a
+//!   timeout made shorter); a sleep due at or before the new target stays
+//!   where it is. A sleep due before its target fires there: the task it
+//!   wakes polls, finds nothing due, and the sleep is moved on to the
+//!   target. So a connection whose reads wait once per message costs one
+//!   move per countdown period, not one per message, and its task one
+//!   extra wake-up per period.
 //! - Nothing is due before its deadline: when a sleep completes, the
 //!   deadlines are checked against the clock, and a sleep that completes
 //!   with nothing due (its deadline was moved later since, or its wheel
@@ -87,6 +94,12 @@ const OWN: u64 = 1 << 59;
 const SET: u64 = 1 << 61;
 /// The timeout is set, and is too long for those bits: it is `more.long`.
 const LONG: u64 = 1 << 62;
+/// A stream's operation succeeded while no direction was armed, and
+/// `first_at` is not yet past it: the idle start is the wrapper's next
+/// clock read (see `State::completed`).
+const ACTIVE: u64 = 1 << 63;
+/// Every direction's `ARMED` bit.
+const ARMED_ANY: u64 = ARMED | ARMED << 1;
 
 /// What a wrapper with a timeout, or a wheel of its own, keeps: the box
 /// every timed connection has.
@@ -95,9 +108,11 @@ struct State<const N: usize> {
     /// Direction 0's sleep: made at its first arming; kept, and moved,
     /// from then on.
     sleep: Option<Sleep>,
-    /// A stream's idle start: the last successful operation, the setting
-    /// of the idle timeout, or its last firing, whichever came last. A
-    /// reader's or writer's countdown end (while armed with `OWN`).
+    /// A stream's idle start: the setting of the idle timeout, its last
+    /// firing, or an instant no earlier than the last successful operation
+    /// (see `State::completed`), whichever came last; while `ACTIVE`, an
+    /// instant before that operation, to be replaced at the next clock
+    /// read. A reader's or writer's countdown end (while armed with `OWN`).
     first_at: Instant,
     /// A stream's idle timeout, or the timeout of a reader's or a
     /// writer's one direction, with the flags (see the constants above):
@@ -201,6 +216,8 @@ impl<const N: usize> Timeouts<N> {
         }
         let s = self.state_mut();
         s.store(Which::Idle, timeout);
+        // Activity before now counts from now, as the rest does.
+        s.first &= !ACTIVE;
         if timeout.is_some() {
             s.first_at = Instant::now();
         }
@@ -302,9 +319,12 @@ impl<const N: usize> State<N> {
         Self::DIRS_IN_MORE && self.first & (SET | LONG) != 0
     }
 
-    /// The idle deadline, when an idle timeout is set.
+    /// The idle deadline, when an idle timeout is set. Asked only while a
+    /// direction is armed, when no activity is pending (the arming took it
+    /// in): `first_at` is then the idle start.
     #[inline]
     fn idle_deadline(&self) -> Option<Instant> {
+        debug_assert!(self.first & ACTIVE == 0, "activity not yet timed");
         self.idle().map(|t| later(self.first_at, t))
     }
 
@@ -345,6 +365,16 @@ impl<const N: usize> State<N> {
         }
     }
 
+    /// Times the activity pending since the last clock read at this one:
+    /// its instant, after the activity's, is the idle start. Out of line:
+    /// a wait after a ready operation needs it, not a wait after a wait.
+    #[cold]
+    #[inline(never)]
+    fn time_activity(&mut self) {
+        self.first_at = Instant::now();
+        self.first &= !ACTIVE;
+    }
+
     /// Whether `dir` has anything to time: a timeout of its own, or the
     /// idle timeout.
     fn timed(&self, dir: usize) -> bool {
@@ -360,23 +390,43 @@ impl<const N: usize> State<N> {
 
     /// An operation of `dir` completed (successfully when `ok`).
     ///
-    /// With an idle timeout the clock is read here, for each success: the
-    /// idle time must count from this operation's own instant, and only a
-    /// clock read after it bounds that instant from above (never early).
-    /// A count of operations timed at the wrapper's next clock read (its
-    /// next wait, or its sleep's firing) would be late by however long the
-    /// task ran in between, up to a whole idle period for a stream whose
-    /// other half waits on another task; reading the clock only when an
-    /// operation completes after waiting leaves out the ready ones. The
-    /// cheap clocks are no bound: the kernel's coarse clock trails the
-    /// precise one by more than its resolution, and neither follows tokio's
-    /// paused clock. tests/io_idle.rs pins the exact instants, those of a
-    /// `Sleep` reset after every read, ready reads among them.
+    /// With an idle timeout, a success is activity: the idle start must
+    /// be an instant no earlier than the operation's (never early), and
+    /// not much later. Only a clock read after the operation gives one
+    /// (the cheap clocks trail the precise one by more than their
+    /// resolution, and do not follow tokio's paused clock), so the
+    /// question is which read:
+    ///
+    /// - While a direction is armed, this one here. Armed `dir` means the
+    ///   operation waited: the task was woken for it, and will often work
+    ///   on what it got before it waits again; timing it at that wait
+    ///   would add the work to the idle time, where a `Sleep` reset after
+    ///   the read adds nothing. The other direction armed is a stream
+    ///   split between two tasks, one waiting while the other works: that
+    ///   waiting direction's sleep would learn of the activity only when
+    ///   it fires, up to an idle period late.
+    /// - Otherwise (a ready operation, nothing waiting) one store records
+    ///   the activity (`ACTIVE`), and the next pending poll, through which
+    ///   alone a timeout can end, reads the clock for it
+    ///   (`time_activity`). A task that waits on the stream right after a
+    ///   ready operation thus times it to within that wait's clock read;
+    ///   one that works in between has that work added, as
+    ///   tokio-io-timeout's countdowns start at the first poll that is
+    ///   pending. A server reading a burst of ready messages pays no clock
+    ///   read for them.
+    ///
+    /// tests/io_idle.rs checks both against a `Sleep` kept by hand to the
+    /// same rule.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
+        let armed = self.first & ARMED_ANY;
         self.disarm(dir);
         if ok && self.has_idle() {
-            self.first_at = Instant::now();
+            if armed != 0 {
+                self.first_at = Instant::now();
+            } else {
+                self.first |= ACTIVE;
+            }
         }
     }
 
@@ -399,9 +449,12 @@ impl<const N: usize> State<N> {
             if dir == 0 || self.more.is_some() {
                 *self.sleep_mut(dir) = None;
             }
-        } else if let (true, Some(at)) = (self.armed(dir), self.target(dir)) {
-            if let Some(sleep) = self.sleep_mut(dir) {
-                sleep.reset(at);
+        } else if self.armed(dir) {
+            // Asked only when armed: no activity is pending then.
+            if let Some(at) = self.target(dir) {
+                if let Some(sleep) = self.sleep_mut(dir) {
+                    sleep.reset(at);
+                }
             }
         }
     }
@@ -422,6 +475,9 @@ impl<const N: usize> State<N> {
         if !self.armed(dir) {
             if !self.timed(dir) {
                 return Ok(());
+            }
+            if self.first & ACTIVE != 0 {
+                self.time_activity();
             }
             self.start(dir);
             let at = self.target(dir).expect("a timeout is set");

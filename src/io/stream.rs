@@ -29,7 +29,10 @@ pin_project! {
     /// reaps connections by: once no read and no write has completed
     /// successfully for that long (since the last one, or since the idle
     /// timeout was set), the read or write that is waiting returns
-    /// `TimedOut`. A read and a write that wait at once each look at the
+    /// `TimedOut`, never earlier. A success that was ready at once, with
+    /// nothing waiting, counts from the stream's next wait instead of its
+    /// own instant (see
+    /// [`set_idle_timeout`](TimeoutStream::set_idle_timeout)). A read and a write that wait at once each look at the
     /// earlier of their own countdown and the idle deadline: the first to
     /// come ends the operation. When the idle timeout fires, the idle time
     /// counts again from there, as after a successful operation.
@@ -43,7 +46,8 @@ pin_project! {
     ///
     /// It is [`Unpin`], `Send` and `Sync` when `S` is, and holds `S` and one
     /// pointer (null until a timeout is set). A successful operation with an
-    /// idle timeout set reads the clock, and does nothing more. See the
+    /// idle timeout set records the activity with one store, or, when it
+    /// waited or another operation waits, reads the clock. See the
     /// [module docs](crate::io) for its timers, what an operation costs, and
     /// what it does once its wheel has shut down.
     ///

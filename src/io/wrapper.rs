@@ -182,10 +182,16 @@ macro_rules! timeout {
             $set,
             $pinned,
             concat!(
-                "The idle time counts from now: the stream times out once no read and no ",
-                "write has completed successfully for `timeout` from now on. A read or write ",
-                "waiting with a countdown running moves its deadline to match; one that was ",
-                "waiting with no timeout at all gets the idle deadline from its next poll."
+                "The idle time counts from now, and again from each read or write that ",
+                "completes successfully: from the instant it completes if it waited, or if ",
+                "another read or write of the stream was waiting meanwhile; otherwise (it was ",
+                "ready at once, and nothing waited) from the stream's next wait, so that a ",
+                "task's work between a ready read and its next wait is not idle time, as ",
+                "tokio-io-timeout's countdowns start at the first poll that waits. The read or ",
+                "write that waits returns `TimedOut` once `timeout` of idle time has passed: ",
+                "never less than `timeout` after the last success. A read or write waiting ",
+                "with a countdown running moves its deadline to match; one that was waiting ",
+                "with no timeout at all gets the idle deadline from its next poll."
             )
         );
     };
