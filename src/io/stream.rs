@@ -32,10 +32,11 @@ pin_project! {
     /// `TimedOut`, never earlier. A success that was ready at once, with
     /// nothing waiting, counts from the stream's next wait instead of its
     /// own instant (see
-    /// [`set_idle_timeout`](TimeoutStream::set_idle_timeout)). A read and a write that wait at once each look at the
-    /// earlier of their own countdown and the idle deadline: the first to
-    /// come ends the operation. When the idle timeout fires, the idle time
-    /// counts again from there, as after a successful operation.
+    /// [`set_idle_timeout`](TimeoutStream::set_idle_timeout)). A read and a
+    /// write that wait at once each look at the earlier of their own
+    /// countdown and the idle deadline: the first to come ends the
+    /// operation. When the idle timeout fires, the idle time counts again
+    /// from there, as after a successful operation.
     ///
     /// `poll_fill_buf` reads, and is timed as a read; seeks pass straight
     /// through.
