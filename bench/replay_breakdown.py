@@ -23,7 +23,7 @@ hashwheel, tokio; its stdout in DIR/perf-IMP.out):
   each symbol's share of the samples times the run's process CPU per
   message, less the no-timer run's; by what it is for:
     python3 bench/replay_breakdown.py --perf-categories DIR"""
-import re, subprocess, sys
+import functools, os, re, subprocess, sys
 from collections import defaultdict
 
 EV = ["Ir", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
@@ -116,9 +116,11 @@ def self_costs(path):
                 costs[(ob, addr)] += int(parts[len(positions)])
     return costs, names
 
+@functools.lru_cache(maxsize=None)
 def rmw_instructions(binary):
     """The atomic read-modify-writes of an object: each address and the
-    function it is in."""
+    function it is in. Cached: every backend's file names the same
+    binary, which one objdump reads."""
     out = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", binary],
                          capture_output=True, text=True).stdout
     found, fn = {}, None
@@ -134,6 +136,11 @@ def rmw_instructions(binary):
 
 def rmws_by_function(path):
     costs, names = self_costs(path)
+    # Addresses are the binary's as it was when valgrind ran: a rebuild
+    # since moves them, and the count would name other instructions.
+    for b in names.values():
+        if os.path.exists(b) and os.path.getmtime(b) > os.path.getmtime(path):
+            sys.exit(f"{b} was rebuilt after {path} was made: run replay again")
     objs = {ob: rmw_instructions(b) for ob, b in names.items()}
     by_fn = defaultdict(int)
     for (ob, addr), n in costs.items():
