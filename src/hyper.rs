@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Each sleep hyper asks for is a hashwheel [`Sleep`](crate::Sleep) in a
-//! small box ([`Sleep`]): 40 bytes and `Unpin`, against a boxed tokio
+//! small box ([`Sleep`]): 32 bytes and `Unpin`, against a boxed tokio
 //! `Sleep` of over 100 bytes for hyper-util's `TokioTimer`. hyper's default
 //! `Timer::reset` drops the sleep and allocates a new one;
 //! [`Timer::reset`](::hyper::rt::Timer::reset) here recognises its own

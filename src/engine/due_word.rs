@@ -1,13 +1,15 @@
-//! Every entry's due tick, in a word of its own: a shard's [`Words`], one
-//! atomic per slab slot, in chunks that a sleep can hold on to, so that it
-//! moves its deadline later without the shard lock.
+//! Every entry's due tick, in a word of its own: one atomic per slab slot,
+//! in chunks that stay put, so that a sleep moves its deadline later
+//! without the shard lock. The lock holder reaches a chunk through
+//! [`Words`], a plain list under the lock; a sleep through the shard's
+//! [`Directory`], which it reads without the lock.
 //!
 //! # Ground rules
 //!
 //! - The word of the entry `key` is slot `key % CHUNK` of chunk
 //!   `key / CHUNK`. It holds the entry's due tick and two flags:
 //!   [`DRIVER_REMOVES`] (a sleep's entry, which the driver removes when it
-//!   fires it) and [`SHARED`] (its sleep holds the word's chunk). The due
+//!   fires it) and [`SHARED`] (its sleep moves it without the lock). The due
 //!   tick is at or after the tick the entry is filed at: a deadline moved
 //!   later only writes the word, and the driver files the entry again when
 //!   it meets it, waking no one (tokio's rule).
@@ -15,7 +17,7 @@
 //!   shared: filing writes it whole, a move writes its tick.
 //! - A shared word has one more writer: its sleep, which moves it later
 //!   without the lock, with a compare-and-swap from the word it last wrote
-//!   ([`Chunk::move_later`]). The driver fires a shared word's entry only
+//!   ([`Directory::move_later`]). The driver fires a shared word's entry only
 //!   by a compare-and-swap of its own, to `FIRED` ([`Words::fire`]). So
 //!   exactly one of a move and a firing of the same tick wins: a sleep
 //!   whose move fails knows the driver has its entry and registers again; a
@@ -24,20 +26,29 @@
 //!   after the shard's elapsed tick. A slot is filed again only for a
 //!   tick after that one, so a stale sleep's compare-and-swap can never
 //!   match its slot's next entry.
-//! - A chunk stays while any sleep holds it; the table drops its own
-//!   chunks beyond the slab's capacity when the slab gives its memory back.
+//! - A chunk, once made, stays for the life of its shard: a sleep that
+//!   shares its word may look it up at any time, without the lock (its
+//!   compare-and-swap then fails if the entry is gone), so no chunk can be
+//!   freed before the shard. A shard that gives a burst's slab back keeps
+//!   those words: 8 bytes a slot, where the slab gives back 32. This is
+//!   what keeps a `Sleep` at 32 bytes: it finds its chunk by its key
+//!   instead of holding a reference to it.
+//! - Only the lock holder makes chunks, and puts each in both [`Words`] and
+//!   the [`Directory`] before it files a key in it; a sleep learns its key,
+//!   and that its word is shared, under that lock, so its lookup finds the
+//!   chunk.
 //! - Ticks stay below [`SHARED`]: the wheel's tick is at least 1 ms, so its
 //!   last tick is below 2^63 / 10^6.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::engine::sync::{Arc, AtomicU64, Ordering};
 
 /// In a word: the driver removes the entry when it fires it (a sleep's).
 pub(crate) const DRIVER_REMOVES: u64 = 1 << 63;
 
-/// In a word: its sleep holds the chunk and moves the word later without
-/// the lock.
+/// In a word: its sleep moves it later without the lock.
 const SHARED: u64 = 1 << 62;
 
 /// A shared word whose entry the driver has fired.
@@ -63,6 +74,63 @@ impl Chunk {
     fn word(&self, key: u32) -> &AtomicU64 {
         &self.0[key as usize % CHUNK]
     }
+}
+
+/// Segments in a [`Directory`]: segment `s` has room for `2^s` chunks, so
+/// that these many hold the chunks of every `u32` key.
+const SEGMENTS: usize = (u32::BITS - CHUNK.trailing_zeros() + 1) as usize;
+
+/// Every chunk of a shard, by number, reachable without the lock (see the
+/// module docs). It grows by segments that double, each made when its
+/// first chunk is, so it never moves a chunk and costs a sleep two lookups.
+pub(crate) struct Directory {
+    segments: [OnceLock<Segment>; SEGMENTS],
+}
+
+/// Room for `2^s` chunks, each set once.
+type Segment = Box<[OnceLock<Arc<Chunk>>]>;
+
+impl Default for Directory {
+    fn default() -> Directory {
+        Directory {
+            segments: [const { OnceLock::new() }; SEGMENTS],
+        }
+    }
+}
+
+/// The number of chunks made, not their words.
+impl fmt::Debug for Directory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let made = (0..).take_while(|&c| self.get(c).is_some()).count();
+        f.debug_struct("Directory").field("chunks", &made).finish()
+    }
+}
+
+/// The segment of chunk `c`, and its place in it.
+#[inline]
+fn segment_of(c: usize) -> (usize, usize) {
+    let n = c + 1;
+    let s = (usize::BITS - 1 - n.leading_zeros()) as usize;
+    (s, n - (1 << s))
+}
+
+impl Directory {
+    /// Chunk `c`, if it has been made.
+    #[inline]
+    fn get(&self, c: usize) -> Option<&Chunk> {
+        let (s, i) = segment_of(c);
+        self.segments.get(s)?.get()?[i].get().map(|chunk| &**chunk)
+    }
+
+    /// Puts the new chunk `c` in its place: the lock holder's, before it
+    /// files a key in it.
+    fn put(&self, c: usize, chunk: Arc<Chunk>) {
+        let (s, i) = segment_of(c);
+        let segment =
+            self.segments[s].get_or_init(|| (0..1usize << s).map(|_| OnceLock::new()).collect());
+        let fresh = segment[i].set(chunk).is_ok();
+        debug_assert!(fresh, "a chunk is made once");
+    }
 
     /// A sleep moves the due tick of its entry `key` from `old`, the tick it
     /// last gave, to the later `new`, without the lock. `false`: the driver
@@ -70,7 +138,10 @@ impl Chunk {
     pub(crate) fn move_later(&self, key: u32, old: u64, new: u64) -> bool {
         debug_assert!(old < new && new <= TICK);
         const FLAGS: u64 = DRIVER_REMOVES | SHARED;
-        match self.word(key).compare_exchange(
+        let chunk = self
+            .get(key as usize / CHUNK)
+            .expect("a shared word's chunk was made before its key was filed");
+        match chunk.word(key).compare_exchange(
             old | FLAGS,
             new | FLAGS,
             Ordering::AcqRel,
@@ -87,7 +158,8 @@ impl Chunk {
     }
 }
 
-/// A shard's words, one per slab slot (see the module docs).
+/// A shard's words, one per slab slot, for the lock holder (see the module
+/// docs): the chunks in a list, one index from a key to its word.
 #[derive(Default)]
 pub(crate) struct Words {
     chunks: Vec<Arc<Chunk>>,
@@ -109,23 +181,31 @@ impl Words {
     }
 
     /// Files the word of a new entry `key`: due at `tick`, removed by the
-    /// driver or not.
+    /// driver or not. A new chunk goes in `directory` too.
     #[inline]
-    pub(crate) fn file(&mut self, key: u32, tick: u64, driver_removes: bool) {
+    pub(crate) fn file(
+        &mut self,
+        directory: &Directory,
+        key: u32,
+        tick: u64,
+        driver_removes: bool,
+    ) {
         debug_assert!(tick <= TICK);
         let flag = if driver_removes { DRIVER_REMOVES } else { 0 };
         match self.chunks.get(key as usize / CHUNK) {
             Some(chunk) => chunk.word(key).store(tick | flag, Ordering::Relaxed),
-            None => self.grow_to(key, tick | flag),
+            None => self.grow_to(directory, key, tick | flag),
         }
     }
 
     /// Adds the chunks up to `key`'s and files its word: once per 512
-    /// slots the slab grows by.
+    /// slots the slab grows by, over its most.
     #[cold]
-    fn grow_to(&mut self, key: u32, word: u64) {
+    fn grow_to(&mut self, directory: &Directory, key: u32, word: u64) {
         while self.chunks.len() <= key as usize / CHUNK {
-            self.chunks.push(Arc::new(Chunk::new()));
+            let chunk = Arc::new(Chunk::new());
+            directory.put(self.chunks.len(), chunk.clone());
+            self.chunks.push(chunk);
         }
         self.word(key).store(word, Ordering::Relaxed);
     }
@@ -146,15 +226,15 @@ impl Words {
 
     /// Moves the due tick of the entry `key` to `tick`, under the lock,
     /// where the driver cannot fire it. With `share`, the word becomes
-    /// shared and its chunk is returned, for the sleep to keep.
-    pub(crate) fn move_to(&self, key: u32, tick: u64, share: bool) -> Option<Arc<Chunk>> {
+    /// shared: its sleep moves it later from then on, through the
+    /// [`Directory`].
+    pub(crate) fn move_to(&self, key: u32, tick: u64, share: bool) {
         debug_assert!(tick <= TICK);
         let word = self.word(key);
         let w = word.load(Ordering::Relaxed);
         debug_assert_ne!(w, FIRED, "a fired entry is not moved");
         let flags = (w & !TICK) | if share { SHARED } else { 0 };
         word.store(tick | flags, Ordering::Release);
-        share.then(|| self.chunks[key as usize / CHUNK].clone())
     }
 
     /// The driver, under the lock, at tick `now`: fires the entry `key` if
@@ -179,42 +259,33 @@ impl Words {
             }
         }
     }
-
-    /// Drops the chunks beyond a slab of `capacity` slots (after the slab
-    /// gave its memory back); sleeps keep the ones they hold.
-    pub(crate) fn fit(&mut self, capacity: usize) {
-        self.chunks.truncate(capacity.div_ceil(CHUNK));
-        self.chunks.shrink_to_fit();
-    }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
-    fn shared(words: &mut Words, key: u32, tick: u64) -> Arc<Chunk> {
-        words.file(key, tick, true);
-        words
-            .move_to(key, tick, true)
-            .expect("a shared word's chunk")
+    fn shared(words: &mut Words, directory: &Directory, key: u32, tick: u64) {
+        words.file(directory, key, tick, true);
+        words.move_to(key, tick, true);
     }
 
     #[test]
     fn a_firing_and_a_move_of_the_same_tick_exclude_each_other() {
-        let mut words = Words::default();
-        let chunk = shared(&mut words, 700, 5);
-        assert!(chunk.move_later(700, 5, 9));
+        let (mut words, directory) = (Words::default(), Directory::default());
+        shared(&mut words, &directory, 700, 5);
+        assert!(directory.move_later(700, 5, 9));
         assert_eq!(words.fire(700, 6), Err(9), "moved later: filed again");
         assert_eq!(words.fire(700, 9), Ok(9));
         assert_eq!(words.due(700), None);
-        assert!(!chunk.move_later(700, 9, 12), "fired: the move fails");
+        assert!(!directory.move_later(700, 9, 12), "fired: the move fails");
     }
 
     #[test]
     fn words_keep_their_flags_and_others_are_untouched() {
-        let mut words = Words::default();
-        words.file(3, 20, false);
-        words.file(4, 20, true);
+        let (mut words, directory) = (Words::default(), Directory::default());
+        words.file(&directory, 3, 20, false);
+        words.file(&directory, 4, 20, true);
         words.move_to(4, 7, false);
         assert_eq!((words.due(3), words.due(4)), (Some(20), Some(7)));
         assert!(!words.driver_removes(3) && words.driver_removes(4));
@@ -224,14 +295,38 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_outlives_the_table_that_dropped_it() {
-        let mut words = Words::default();
-        let chunk = shared(&mut words, 1, 5);
-        words.fit(0);
-        assert!(words.chunks.is_empty());
-        assert!(
-            chunk.move_later(1, 5, 6),
-            "the sleep's chunk is still there"
-        );
+    fn the_directory_finds_every_chunk_the_list_has() {
+        let (mut words, directory) = (Words::default(), Directory::default());
+        // Keys in chunks across the first five segments, filed out of order.
+        let keys = [0, 511, 512, 5000, 1536, 20_000, 9 * CHUNK as u32 + 7];
+        for (i, &key) in keys.iter().enumerate() {
+            shared(&mut words, &directory, key, 10 + i as u64);
+        }
+        for c in 0..words.chunks.len() {
+            let by_list: *const Chunk = &*words.chunks[c];
+            assert!(
+                std::ptr::eq(directory.get(c).unwrap(), by_list),
+                "chunk {c}"
+            );
+        }
+        assert!(directory.get(words.chunks.len()).is_none());
+        for (i, &key) in keys.iter().enumerate() {
+            let tick = 10 + i as u64;
+            assert!(directory.move_later(key, tick, tick + 1), "key {key}");
+            assert_eq!(words.due(key), Some(tick + 1));
+        }
+    }
+
+    #[test]
+    fn segments_double_and_tile_the_chunk_numbers() {
+        let mut next = 0;
+        for s in 0..SEGMENTS {
+            for i in 0..1usize << s {
+                assert_eq!(segment_of(next), (s, i));
+                next += 1;
+            }
+        }
+        let last = (u32::MAX as usize) / CHUNK;
+        assert!(segment_of(last).0 < SEGMENTS, "every u32 key has a segment");
     }
 }

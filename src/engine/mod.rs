@@ -92,9 +92,10 @@
 //!   the flag, take the waker away.
 //! - **Due words.** A deadline moved later only records the new tick; the
 //!   driver files the entry again when it meets it, and wakes no one. Each
-//!   entry's due tick is an atomic word in its shard's word table. The first
-//!   move to a later tick takes the lock once and shares the word's chunk with
-//!   the sleep; every later move is one compare-and-swap on the word. The
+//!   entry's due tick is an atomic word in its shard's word table, whose
+//!   chunks never move. The first move to a later tick takes the lock once
+//!   and shares the word with the sleep; every later move is one
+//!   compare-and-swap on the word, which the sleep finds by its key. The
 //!   driver fires a shared word's entry with a compare-and-swap of its own, so
 //!   a move and a firing of the same tick cannot both win: the loser learns it
 //!   and registers again or files the entry at its new tick. A deadline moved

@@ -26,7 +26,7 @@ use std::fmt;
 use std::mem;
 use std::task::{Poll, Waker};
 
-use super::due_word::{Chunk, Words};
+use super::due_word::{Directory, Words};
 use crate::engine::core::Core;
 use crate::engine::counts::Counts;
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
@@ -39,6 +39,9 @@ pub(crate) struct Shard {
     /// The wheel's `elapsed` tick, published by the driver after it
     /// advances (under the lock); read without it by sleeps.
     elapsed: AtomicU64,
+    /// The chunks of `ShardState::words`, for a sleep that moves its
+    /// shared word without the lock.
+    directory: Directory,
     state: Mutex<ShardState>,
 }
 
@@ -89,8 +92,9 @@ impl ShardState {
             self.remove_swept();
         }
         if self.wheel.len() == 0 && self.wheel.capacity() > KEEP_CAPACITY {
+            // The words stay: a sleep may still look its chunk up (see
+            // `due_word`).
             self.wheel.shrink_to_fit();
-            self.words.fit(self.wheel.capacity());
         }
     }
 
@@ -122,9 +126,9 @@ impl ShardState {
 pub(crate) enum Reset {
     /// The sleep has no entry any more: it registers again.
     Gone,
-    /// The entry waits for the new tick; with its word's chunk, if the
-    /// word was shared by this reset.
-    Moved(Option<Arc<Chunk>>),
+    /// The entry waits for the new tick (and its word is shared, if the
+    /// reset asked for that).
+    Moved,
 }
 
 /// How a registration went.
@@ -166,6 +170,7 @@ impl Shard {
         Shard {
             core,
             elapsed: AtomicU64::new(elapsed),
+            directory: Directory::default(),
             state: Mutex::new(ShardState {
                 wheel: HashedWheel::new(slots, elapsed),
                 swept: Vec::new(),
@@ -199,7 +204,7 @@ impl Shard {
             .wheel
             .insert(tick, waker.clone())
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        s.words.file(key, tick, true);
+        s.words.file(&self.directory, key, tick, true);
         drop(s);
         self.core.wake_driver_for(tick);
         Registration::Key(key)
@@ -247,8 +252,8 @@ impl Shard {
     ///
     /// A later deadline only writes the entry's due tick: the entry stays
     /// where it is, and the driver files it again when it meets it. With
-    /// `share` the word is shared with the sleep from then on, which gets
-    /// its chunk (see `due_word`).
+    /// `share` the word is shared with the sleep from then on (see
+    /// `due_word`).
     pub(crate) fn reset(&self, key: u32, old: u64, tick: u64, now: u64, share: bool) -> Reset {
         let mut guard = lock(&self.state);
         let s = &mut *guard;
@@ -269,7 +274,7 @@ impl Shard {
             Some(old),
             "a sleep resets from the deadline it last gave"
         );
-        let chunk = s.words.move_to(key, tick, share);
+        s.words.move_to(key, tick, share);
         let moves = match s.wheel.place_of(key) {
             Place::Scheduled => tick < s.wheel.tick_of(key),
             Place::Expired | Place::Parked => false,
@@ -281,7 +286,15 @@ impl Shard {
         if moves {
             self.core.wake_driver_for(tick);
         }
-        Reset::Moved(chunk)
+        Reset::Moved
+    }
+
+    /// Moves the shared word of a sleep's entry `key` from tick `old` to the
+    /// later `new`, without the lock; `false` when the driver has fired the
+    /// entry (see `due_word`).
+    #[inline]
+    pub(crate) fn move_later(&self, key: u32, old: u64, new: u64) -> bool {
+        self.directory.move_later(key, old, new)
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
@@ -336,6 +349,7 @@ impl Shard {
         let mut dropped = None;
         let r = f(&mut ShardOps {
             state: &mut s,
+            directory: &self.directory,
             dropped: &mut dropped,
         });
         drop(s);
@@ -440,6 +454,7 @@ impl Shard {
 #[derive(Debug)]
 pub(crate) struct ShardOps<'a> {
     state: &'a mut ShardState,
+    directory: &'a Directory,
     dropped: &'a mut Option<Waker>,
 }
 
@@ -458,7 +473,7 @@ impl ShardOps<'_> {
             .wheel
             .insert(tick, waker)
             .unwrap_or_else(|_| panic!("hashwheel: a shard cannot hold more than 2^32 timers"));
-        self.state.words.file(key, tick, false);
+        self.state.words.file(self.directory, key, tick, false);
         key
     }
 

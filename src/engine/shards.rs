@@ -93,10 +93,17 @@ impl ShardRef {
 }
 
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
+    /// Moves the hold, and its claim, out of `self`, which is left holding
+    /// nothing: for a timer that hands its hold to the sleep it starts.
+    #[inline]
+    pub(crate) fn take(&mut self) -> ShardRef<CLAIMS> {
+        ShardRef(self.0.take())
+    }
+
     pub(crate) fn get(&self) -> &Shard {
         self.0
             .as_deref()
-            .expect("shard reference is only taken in drop")
+            .expect("a hold is used only before it is taken (by its drop, or by `take`)")
     }
 
     pub(crate) fn core(&self) -> &Core {

@@ -36,7 +36,7 @@ static VTABLES: Vtables = Vtables::new();
 struct Vtables([AtomicUsize; SLOTS]);
 
 /// A waker's identity (see the module docs). Packed to 9 bytes so that the
-/// sleep that keeps it stays 40 bytes.
+/// sleep that keeps it stays 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C, packed)]
 pub(crate) struct WakerId {

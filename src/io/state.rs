@@ -564,13 +564,13 @@ mod tests {
     use super::*;
 
     /// A stream with an idle timeout alone, or a reader or writer with its
-    /// timeout, has one box of 72 bytes (an 80-byte block from the
-    /// allocator), a `Sleep` of 40 included.
+    /// timeout, has one box of 64 bytes (an 80-byte block from the
+    /// allocator), a `Sleep` of 32 included.
     #[test]
     fn the_common_box_is_small() {
-        assert_eq!(size_of::<Option<Sleep>>(), 40);
-        assert_eq!(size_of::<State<2>>(), 72);
-        assert_eq!(size_of::<State<1>>(), 72);
+        assert_eq!(size_of::<Option<Sleep>>(), 32);
+        assert_eq!(size_of::<State<2>>(), 64);
+        assert_eq!(size_of::<State<1>>(), 64);
     }
 
     /// Every timeout reads back as it was set, packed or too long for it.

@@ -27,11 +27,12 @@ fn poll(sleep: &mut Sleep, w: &Waker) -> Poll<()> {
     Pin::new(sleep).poll(&mut Context::from_waker(w))
 }
 
-/// Its shard, deadline, key and state, the id of the waker its entry
-/// holds (9 bytes, packed) and the chunk of its shared due word.
+/// Its shard, deadline, key and state, and the id of the waker its entry
+/// holds (9 bytes, packed); its shared due word it finds by its key.
 #[test]
-fn a_sleep_is_40_bytes() {
-    assert_eq!(std::mem::size_of::<Sleep>(), 40);
+fn a_sleep_is_32_bytes() {
+    assert_eq!(std::mem::size_of::<Sleep>(), 32);
+    assert_eq!(std::mem::size_of::<Option<Sleep>>(), 32);
 }
 
 /// `{:?}` of a sleep, or of its wheel, stays short however many timers
@@ -246,7 +247,7 @@ async fn a_sleep_registered_again_shares_its_new_word_again() {
     assert!(pair.advance(7).await.is_ready());
     pair.reset(at(20));
     assert!(pair.poll().is_pending(), "registered again");
-    assert!(!pair.ours.entry.shares_word(), "the old chunk is let go");
+    assert!(!pair.ours.entry.shares_word(), "the old word is let go");
     let locks = locks_taken();
     pair.reset(at(25));
     pair.reset(at(30));

@@ -81,12 +81,10 @@ pub(crate) mod shared;
 
 use std::task::{Poll, Waker};
 
-use super::due_word::Chunk;
 use super::shard::{Registration, Reset, ShardOps};
 use super::waker_id::WakerId;
 use crate::engine::clock::Deadline;
 use crate::engine::shards::ShardRef;
-use crate::engine::sync::Arc;
 
 /// How filing a shared entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,14 +155,14 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
 
     /// Moves the owned entry `key` from deadline `old` to `new`. `false`
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
-    /// registers again on its next poll. `word` is the chunk of the entry's
-    /// due word, once the sleep shares it.
+    /// registers again on its next poll. `shares_word` says whether the
+    /// sleep shares the entry's due word: set by the first move later.
     pub(crate) fn reset_owned(
         &self,
         key: u32,
         old: Deadline,
         new: Deadline,
-        word: &mut Option<Arc<Chunk>>,
+        shares_word: &mut bool,
     ) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
@@ -181,13 +179,13 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
             }
             // Later: the word, if the entry has one, is all that changes
             // (no lock), unless the driver fires the entry first.
-            if let Some(chunk) = word {
-                return chunk.move_later(key, old, tick);
+            if *shares_word {
+                return self.get().move_later(key, old, tick);
             }
             return match self.get().reset(key, old, tick, 0, true) {
                 Reset::Gone => false,
-                Reset::Moved(chunk) => {
-                    *word = chunk;
+                Reset::Moved => {
+                    *shares_word = true;
                     true
                 }
             };
@@ -201,10 +199,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         } else {
             clock.now_tick()
         };
-        matches!(
-            self.get().reset(key, old, tick, now, false),
-            Reset::Moved(_)
-        )
+        matches!(self.get().reset(key, old, tick, now, false), Reset::Moved)
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver

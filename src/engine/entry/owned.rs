@@ -8,8 +8,8 @@
 //!   an entry in the shard of `shard`, which holds the waker whose id is
 //!   `waker`; `Unchecked` before the first poll (and after a reset that
 //!   found the entry gone), `Done` once it completed.
-//! - `word` is the chunk of the entry's due word once a reset has shared
-//!   it, and `None` whenever the entry is gone.
+//! - `shares_word` is set once a reset has shared the entry's due word,
+//!   and cleared whenever the entry is gone.
 //! - `deadline` is the one the entry is filed for: every call to the
 //!   shard passes it, never a stale one.
 
@@ -18,10 +18,8 @@ use std::task::{Context, Poll};
 use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
-use crate::engine::due_word::Chunk;
 use crate::engine::shard::Registration;
 use crate::engine::shards::ShardRef;
-use crate::engine::sync::Arc;
 use crate::engine::waker_id::WakerId;
 
 /// A `Sleep`'s hold on the wheel: its deadline, and its entry once it has one.
@@ -34,9 +32,9 @@ pub(crate) struct OwnedEntry {
     /// The waker the entry holds, while `Registered`: a poll with that
     /// waker takes no lock.
     waker: WakerId,
-    /// The chunk of the entry's due word, once a reset moved it to a later
-    /// tick: later moves then take no lock.
-    word: Option<Arc<Chunk>>,
+    /// A reset moved the entry to a later tick, which shared its due
+    /// word: later moves then take no lock.
+    shares_word: bool,
     state: State,
     /// Polled or reset at least once: only then can it have fired, as in
     /// tokio, whose `Sleep` makes its timer on the first poll or reset.
@@ -81,7 +79,7 @@ impl OwnedEntry {
             deadline,
             key: 0,
             waker: WakerId::NONE,
-            word: None,
+            shares_word: false,
             touched: false,
             state: State::Unchecked,
         }
@@ -115,7 +113,7 @@ impl OwnedEntry {
             State::Registered => {
                 if !self
                     .shard
-                    .reset_owned(self.key, old, deadline, &mut self.word)
+                    .reset_owned(self.key, old, deadline, &mut self.shares_word)
                 {
                     self.leave_entry(State::Unchecked);
                 }
@@ -124,11 +122,11 @@ impl OwnedEntry {
         }
     }
 
-    /// The entry is gone (fired, or removed): so is its word's chunk, which
-    /// would otherwise stay allocated for this entry.
+    /// The entry is gone (fired, or removed): its slot's word is another
+    /// entry's from now on.
     fn leave_entry(&mut self, state: State) {
         self.state = state;
-        self.word = None;
+        self.shares_word = false;
     }
 
     /// Polls the timer: registers its entry on the first poll, and keeps
@@ -154,7 +152,7 @@ impl OwnedEntry {
                 Registration::Key(key) => {
                     self.key = key;
                     self.waker = WakerId::of(cx.waker());
-                    debug_assert!(self.word.is_none(), "a word is its entry's");
+                    debug_assert!(!self.shares_word, "a word is its entry's");
                     self.state = State::Registered;
                     Poll::Pending
                 }
@@ -169,7 +167,7 @@ impl OwnedEntry {
     /// Whether a reset has shared the entry's due word with this entry.
     #[cfg(test)]
     pub(crate) fn shares_word(&self) -> bool {
-        self.word.is_some()
+        self.shares_word
     }
 }
 

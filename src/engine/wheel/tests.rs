@@ -220,8 +220,8 @@ fn an_owners_later_tick_counts_in_peek_and_recheck() {
 #[test]
 fn a_timer_entry_is_32_bytes_in_the_slab() {
     // The shards store a waker (the tick it is due at is in the shard's
-    // word table, 8 bytes more); with the future (40 bytes) a pending
-    // timer stays within 80 bytes. A vacant slot is `None`: the waker's
+    // word table, 8 bytes more); with the future (32 bytes) a pending
+    // timer stays within 72 bytes. A vacant slot is `None`: the waker's
     // pointer leaves a niche for it, so the `Option` costs no word.
     type Waker = std::task::Waker;
     assert_eq!(std::mem::size_of::<Entry<Waker>>(), 32);
