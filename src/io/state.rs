@@ -53,10 +53,9 @@
 //!   in `More`; beside the slot's sleep it is the offset from that sleep's
 //!   deadline (an exact instant), in whole microseconds, or milliseconds
 //!   past 35 minutes, rounded so that it reads back no earlier than it was
-//!   written, and later by less than that unit (a countdown that
-//!   ends on one of tokio's millisecond ticks stays on it when the unit
-//!   divides its distance from the sleep's deadline, as on a clock that
-//!   moves in whole units). Every write goes through
+//!   written, and later by less than that unit (exact when the unit
+//!   divides the distance, as on a paused clock moved in whole
+//!   microseconds). Every write goes through
 //!   `State::set_first_due`; an offset too large for an `i32` of
 //!   milliseconds (24 days) moves the sleep to the deadline itself (offset
 //!   0), and one that still does not fit (a deadline the wheel clamps)
@@ -253,6 +252,31 @@ fn offset_due(base: Instant, word: u64) -> Instant {
         // `d` is at most `base` less an instant that exists: it fits.
         base.checked_sub(d).unwrap_or(base)
     }
+}
+
+/// `d` in whole microseconds, rounded up when `up`, else down; saturating
+/// far beyond an offset's range.
+#[inline]
+fn micros(d: Duration, up: bool) -> i64 {
+    let sub = d.subsec_nanos();
+    let sub = if up { sub.div_ceil(1_000) } else { sub / 1_000 };
+    d.as_secs().min(1 << 32) as i64 * 1_000_000 + i64::from(sub)
+}
+
+/// [`offset_bits`] for the deadline `ms` milliseconds after `now`, beside
+/// a sleep due at `base`, when it fits in microseconds: the same bits,
+/// with one subtraction of instants and no sum (a whole number of
+/// microseconds added to a distance rounds as the distance does).
+#[inline]
+fn offset_after(now: Instant, ms: u64, base: Instant) -> Option<u64> {
+    let x = if now >= base {
+        micros(now.duration_since(base), true)
+    } else {
+        -micros(base.duration_since(now), false)
+    };
+    // `ms` is at most `MS_MAX`: no overflow.
+    let us = i32::try_from(ms as i64 * 1_000 + x).ok()?;
+    Some(u64::from(us as u32) << OFF_SHIFT)
 }
 
 impl<const N: usize> Timeouts<N> {
@@ -466,15 +490,6 @@ impl<const N: usize> State<N> {
         self.more_mut().due = Some(due);
     }
 
-    /// The idle timeout: a stream's first timeout.
-    fn idle(&self) -> Option<Duration> {
-        if Self::DIRS_IN_MORE {
-            self.first()
-        } else {
-            None
-        }
-    }
-
     /// Whether a stream has an idle timeout.
     #[inline]
     fn has_idle(&self) -> bool {
@@ -499,7 +514,26 @@ impl<const N: usize> State<N> {
     /// not a ready one.
     #[inline(never)]
     fn restart_idle(&mut self, now: Instant) {
-        if let Some(t) = self.idle() {
+        if Self::DIRS_IN_MORE {
+            self.restart_first(now);
+        }
+    }
+
+    /// The first deadline is the first timeout after `now`: without a sum
+    /// of instants when the word holds both (see [`offset_after`]).
+    #[inline]
+    fn restart_first(&mut self, now: Instant) {
+        if self.word & SET == 0 {
+            return;
+        }
+        if let Slot::Sleep(sleep) = &self.slot {
+            let ms = (self.word & MS) >> MS_SHIFT;
+            if let Some(bits) = offset_after(now, ms, sleep.deadline()) {
+                self.word = self.word & !OFF | bits;
+                return;
+            }
+        }
+        if let Some(t) = self.first() {
             self.set_first_due(later(now, t));
         }
     }
@@ -533,8 +567,8 @@ impl<const N: usize> State<N> {
                 let d = &mut more.dirs[dir];
                 d.end = d.timeout.map(|t| later(Instant::now(), t));
             }
-        } else if let Some(t) = self.first() {
-            self.set_first_due(later(Instant::now(), t));
+        } else {
+            self.restart_first(Instant::now());
         }
     }
 
@@ -694,6 +728,16 @@ impl<const N: usize> State<N> {
                 self.time_activity();
             }
             self.start(dir);
+            if dir == 0 && matches!(self.slot, Slot::Sleep(_)) {
+                // No `More`: the target is the first deadline, and the
+                // sleep is due after it when the offset (the word's high
+                // half) is negative. Otherwise, as below, it stays.
+                if (self.word as i64) < 0 {
+                    let at = self.first_due().expect("beside a sleep");
+                    self.reset_sleep(0, at);
+                }
+                return self.poll_sleep(dir, cx);
+            }
             let at = self.target(dir).expect("a timeout is set");
             match self.sleep_mut(dir).map(|sleep| sleep.deadline()) {
                 // A sleep due no later than the new target is left where
@@ -862,6 +906,21 @@ mod tests {
                 assert!(late < ns(unit), "{d:?} back {back}: late by {late:?}");
                 if d.as_nanos() % u128::from(unit) == 0 {
                     assert_eq!(read, due, "{d:?} back {back}: whole units are exact");
+                }
+            }
+        }
+        // The shortcut gives the same bits, where it gives any.
+        for d in cases {
+            for now in [base + d, base - d] {
+                for ms in [0, 1, 999, 30_000, 2_147_483, MS_MAX] {
+                    let due = now + Duration::from_millis(ms);
+                    match offset_after(now, ms, base) {
+                        Some(bits) => assert_eq!(Some(bits), offset_bits(due, base)),
+                        None => {
+                            let bits = offset_bits(due, base);
+                            assert!(bits.is_none_or(|b| b & OFF_MS != 0), "{d:?} {ms}");
+                        }
+                    }
                 }
             }
         }
