@@ -16,7 +16,9 @@ use io_common::{
     advance, ms, poll_read, poll_write, read_n, send_at, Clock, Imp, Never, Ours, Outcome, Theirs,
     TIMED_OUT,
 };
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, DuplexStream};
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, DuplexStream,
+};
 use tokio::time::Instant;
 
 /// Runs `scenario` on both implementations: they must agree, and match
@@ -151,25 +153,21 @@ async fn a_timeout_set_while_a_read_waits_starts_its_countdown_again() {
     both!(set_while_pending(None), (400, Outcome::Pending));
 }
 
-/// A read that starts waiting `offset_us` after a millisecond boundary of
-/// tokio's timer (which counts from `origin`, the paused clock's start),
-/// with a 100 ms timeout, polled every 100 µs: when (in µs from that
-/// boundary) does it end?
-async fn sub_millisecond<I: Imp>(origin: Instant, offset_us: u64) -> u64 {
-    let (_peer, socket) = tokio::io::duplex(64);
+/// Advances the paused clock to the next millisecond boundary of tokio's
+/// timer, which counts from `origin`, the paused clock's start.
+async fn to_a_tick_of_tokio(origin: Instant) {
     let since = origin.elapsed().as_nanos() as u64;
     advance(Duration::from_nanos(
         since.next_multiple_of(1_000_000) - since,
     ))
     .await;
-    let clock = Clock::start();
-    advance(Duration::from_micros(offset_us)).await;
-    let mut s = I::wrap(socket);
-    I::set_read(&mut s, Some(ms(100)));
-    assert_eq!(poll_read(&mut s), Outcome::Pending);
-    advance(ms(99)).await;
+}
+
+/// Polls a read of `s` every 100 µs until it times out: the µs of `clock`
+/// then.
+async fn polled_until_timed_out<R: AsyncRead + Unpin>(s: &mut R, clock: Clock) -> u64 {
     loop {
-        match poll_read(&mut s) {
+        match poll_read(s) {
             Outcome::Pending => advance(Duration::from_micros(100)).await,
             r => {
                 assert_eq!(r, TIMED_OUT);
@@ -179,12 +177,83 @@ async fn sub_millisecond<I: Imp>(origin: Instant, offset_us: u64) -> u64 {
     }
 }
 
+/// A read that starts waiting `offset_us` after a millisecond boundary of
+/// tokio's timer (which counts from `origin`, the paused clock's start),
+/// with a 100 ms timeout, polled every 100 µs: when (in µs from that
+/// boundary) does it end?
+async fn sub_millisecond<I: Imp>(origin: Instant, offset_us: u64) -> u64 {
+    let (_peer, socket) = tokio::io::duplex(64);
+    to_a_tick_of_tokio(origin).await;
+    let clock = Clock::start();
+    advance(Duration::from_micros(offset_us)).await;
+    let mut s = I::wrap(socket);
+    I::set_read(&mut s, Some(ms(100)));
+    assert_eq!(poll_read(&mut s), Outcome::Pending);
+    advance(ms(99)).await;
+    polled_until_timed_out(&mut s, clock).await
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_countdown_ends_at_the_millisecond_tokio_rounds_it_up_to() {
     let origin = Instant::now();
     both!(sub_millisecond(origin, 0), 100_000);
     both!(sub_millisecond(origin, 300), 101_000);
     both!(sub_millisecond(origin, 900), 101_000);
+}
+
+/// A read that waits from 300 µs after a millisecond boundary of tokio's
+/// timer, with a 100 ms timeout (set by `wrap`), gets data at 50.3 ms, and
+/// waits again `gap_us` later, while the first countdown's timer is still
+/// due (at 100.3 ms): when (in µs from that boundary) does the second
+/// countdown end, polled every 100 µs?
+async fn second_countdown<R: AsyncRead + Unpin>(
+    origin: Instant,
+    gap_us: u64,
+    wrap: impl FnOnce(DuplexStream) -> R,
+) -> u64 {
+    let (mut peer, socket) = tokio::io::duplex(64);
+    to_a_tick_of_tokio(origin).await;
+    let clock = Clock::start();
+    advance(Duration::from_micros(300)).await;
+    let mut s = wrap(socket);
+    assert_eq!(poll_read(&mut s), Outcome::Pending);
+    advance(ms(50)).await;
+    peer.write_all(b"x").await.unwrap();
+    assert_eq!(poll_read(&mut s), Outcome::Ok(1));
+    advance(Duration::from_micros(gap_us)).await;
+    polled_until_timed_out(&mut s, clock).await
+}
+
+/// A `TimeoutReader` keeps its countdown's end beside its timer, packed
+/// (a stream's read timeout is kept apart, exactly): both against
+/// tokio-io-timeout.
+#[tokio::test(start_paused = true)]
+async fn a_countdown_that_starts_while_the_last_ones_timer_waits_ends_as_tokios_does() {
+    let origin = Instant::now();
+    // Its end, 100 ms after it starts at 50.7 ms, 51 ms and 51.1 ms,
+    // rounded up to tokio's millisecond.
+    for (gap_us, end) in [(400, 151_000), (700, 151_000), (800, 152_000)] {
+        let theirs = second_countdown(origin, gap_us, |s| {
+            let mut s = Box::pin(tokio_io_timeout::TimeoutReader::new(s));
+            s.as_mut().set_timeout_pinned(Some(ms(100)));
+            s
+        })
+        .await;
+        let reader = second_countdown(origin, gap_us, |s| {
+            let mut s = TimeoutReader::new(s);
+            s.set_timeout(Some(ms(100)));
+            s
+        })
+        .await;
+        let stream = second_countdown(origin, gap_us, |s| {
+            let mut s = TimeoutStream::new(s);
+            s.set_read_timeout(Some(ms(100)));
+            s
+        })
+        .await;
+        assert_eq!((reader, stream), (theirs, theirs), "gap {gap_us} µs");
+        assert_eq!(theirs, end, "gap {gap_us} µs");
+    }
 }
 
 /// A read timeout of 100 ms on a scripted stream: the first read fails

@@ -5,12 +5,19 @@
 //! a stream also has an idle deadline. What a wrapper keeps lives in one
 //! box, made when the first timeout is set (or with the wrapper, when it
 //! is given a [`Wheel`]): a wrapper with no timeout set holds one null
-//! pointer. The box holds what the common case needs (a server's stream
-//! with an idle timeout, or a reader or writer with its timeout): the
-//! sleep of direction 0, one timeout and one instant. The rest (a held
-//! wheel, a stream's read and write timeouts, the sleep of its direction 1)
-//! goes in a second box, made when first needed, so that a connection
-//! with an idle timeout alone pays for one small box.
+//! pointer. The box is the size of an `Option<Sleep>` and one word, all
+//! that the common case needs (a server's stream with an idle timeout, or
+//! a reader or writer with its timeout):
+//!
+//! - the *slot*: direction 0's sleep; before it is made, the first
+//!   deadline itself; or a pointer to a second box, `More`, which holds
+//!   the rest (a held wheel, a stream's read and write timeouts, both
+//!   directions' sleeps, and the first timeout and deadline whenever the
+//!   word cannot). `More` is made when first needed, and kept.
+//! - the *word*: the countdown flags, the *first timeout* (a stream's
+//!   idle timeout, a reader's or writer's timeout) in whole milliseconds,
+//!   and the *first deadline* (a stream's idle deadline, a reader's or
+//!   writer's countdown end) as an offset from the slot sleep's deadline.
 //!
 //! # Invariants
 //!
@@ -18,18 +25,15 @@
 //!   pending, with a timeout to keep, until one of its operations
 //!   completes: its sleep is then due no later than the earliest of its
 //!   countdown's end and the idle deadline (its *target*).
-//! - A direction's `OWN` bit is set only while it is armed, and says that
-//!   its countdown has an end of its own (a timeout was set when it was
-//!   armed); armed without it, only the idle deadline times it.
 //! - A completed operation only disarms its direction (one store) and,
 //!   with an idle timeout, records its success as activity: it neither
-//!   cancels nor moves the sleep. The idle start is a clock read made
-//!   after the last activity, never one before it, so the idle deadline is
-//!   never early: the clock is read at once when a direction is armed as
-//!   the operation completes, and otherwise `ACTIVE` is set, and the next
-//!   pending poll reads the clock for it. `ACTIVE` is thus set only while
-//!   no direction is armed: an armed direction's idle deadline is
-//!   `first_at` plus the idle timeout (see `State::completed`).
+//!   cancels nor moves the sleep. The idle deadline is the idle timeout
+//!   after a clock read made after the last activity, never one before
+//!   it, so it is never early: the clock is read at once when a direction
+//!   is armed as the operation completes, and otherwise `ACTIVE` is set,
+//!   and the next pending poll reads the clock for it. `ACTIVE` is thus
+//!   set only while no direction is armed: an armed direction's idle
+//!   deadline is the first deadline (see `State::completed`).
 //! - The next arming moves the sleep only to an earlier deadline (a
 //!   timeout made shorter); a sleep due at or before the new target stays
 //!   where it is. A sleep due before its target fires there: the task it
@@ -42,6 +46,21 @@
 //!   with nothing due (its deadline was moved later since, or its wheel
 //!   shut down) is set again, then replaced; a third completion with
 //!   nothing due means the wheel has shut down, and says so.
+//! - Packing loses no timeout and makes none early. The word holds the
+//!   first timeout only when it is a whole number of milliseconds up to
+//!   `MS_MAX` (37 hours); any other goes to `More`, exactly. The first
+//!   deadline is kept exactly while the slot has no sleep (`Slot::At`) and
+//!   in `More`; beside the slot's sleep it is the offset from that sleep's
+//!   deadline (an exact instant), in whole microseconds, or milliseconds
+//!   past 35 minutes, rounded so that it reads back no earlier than it was
+//!   written, and later by less than that unit (exact when the unit
+//!   divides the distance, as on a paused clock moved in whole
+//!   microseconds). Every write goes through
+//!   `State::set_first_due`; an offset too large for an `i32` of
+//!   milliseconds (24 days) moves the sleep to the deadline itself (offset
+//!   0), and one that still does not fit (a deadline the wheel clamps)
+//!   moves everything to `More`. Every move of the slot's sleep reads the
+//!   first deadline before and writes it again after.
 //!
 //! [`TimeoutReader`]: super::TimeoutReader
 //! [`TimeoutWriter`]: super::TimeoutWriter
@@ -82,45 +101,61 @@ pub(crate) struct Timeouts<const N: usize> {
     state: Option<Box<State<N>>>,
 }
 
-// `State::first`: a timeout in nanoseconds in its low bits, flags above.
+// `State::word`: flags in its low bits, the first timeout above them, the
+// first deadline's offset in the high half.
 
-/// The bits of `first` that hold its timeout, in nanoseconds (4.5 years).
-const NS_MASK: u64 = (1 << 57) - 1;
 /// Direction `d` is armed: `ARMED << d`.
-const ARMED: u64 = 1 << 57;
-/// Armed direction `d`'s countdown has an end of its own: `OWN << d`.
-const OWN: u64 = 1 << 59;
-/// The timeout is set, and is the nanoseconds below.
-const SET: u64 = 1 << 61;
-/// The timeout is set, and is too long for those bits: it is `more.long`.
-const LONG: u64 = 1 << 62;
-/// A stream's operation succeeded while no direction was armed, and
-/// `first_at` is not yet past it: the idle start is the wrapper's next
-/// clock read (see `State::completed`).
-const ACTIVE: u64 = 1 << 63;
+const ARMED: u64 = 1;
 /// Every direction's `ARMED` bit.
 const ARMED_ANY: u64 = ARMED | ARMED << 1;
+/// A stream's operation succeeded while no direction was armed, and the
+/// first deadline does not yet count from after it: the idle time counts
+/// from the wrapper's next clock read (see `State::completed`).
+const ACTIVE: u64 = 1 << 2;
+/// The first timeout is set: in the bits below, or in `More::first` when
+/// the slot holds `More`.
+const SET: u64 = 1 << 3;
+/// The first deadline's offset is in milliseconds, not microseconds.
+const OFF_MS: u64 = 1 << 4;
+/// Where the first timeout's milliseconds start.
+const MS_SHIFT: u32 = 5;
+/// The longest first timeout the word holds, in milliseconds (37 hours).
+const MS_MAX: u64 = (1 << (OFF_SHIFT - MS_SHIFT)) - 1;
+/// The first timeout's bits.
+const MS: u64 = MS_MAX << MS_SHIFT;
+/// Where the first deadline's offset starts: an `i32`, the high half.
+const OFF_SHIFT: u32 = 32;
+/// The offset's bits, with its unit.
+const OFF: u64 = (u32::MAX as u64) << OFF_SHIFT | OFF_MS;
 
 /// What a wrapper with a timeout, or a wheel of its own, keeps: the box
-/// every timed connection has.
+/// every timed connection has, the size of an `Option<Sleep>` and a word.
 #[derive(Debug)]
 struct State<const N: usize> {
+    slot: Slot<N>,
+    /// The flags, the first timeout and the first deadline's offset (see
+    /// the constants above).
+    word: u64,
+}
+
+// The box that `State` is: the slot, which niche filling keeps at the size
+// of an `Option<Sleep>`, and one word (see the memory target).
+const _: () = assert!(size_of::<State<1>>() <= size_of::<Option<Sleep>>() + 8);
+const _: () = assert!(size_of::<State<2>>() <= size_of::<Option<Sleep>>() + 8);
+
+/// Direction 0's sleep, or what stands in for it.
+#[derive(Debug)]
+enum Slot<const N: usize> {
+    /// No sleep, and no first deadline to keep.
+    Empty,
+    /// No sleep yet: the first deadline.
+    At(Instant),
     /// Direction 0's sleep: made at its first arming; kept, and moved,
-    /// from then on.
-    sleep: Option<Sleep>,
-    /// A stream's idle start: the setting of the idle timeout, its last
-    /// firing, or an instant no earlier than the last successful operation
-    /// (see `State::completed`), whichever came last; while `ACTIVE`, an
-    /// instant before that operation, to be replaced at the next clock
-    /// read. A reader's or writer's countdown end (while armed with `OWN`).
-    first_at: Instant,
-    /// A stream's idle timeout, or the timeout of a reader's or a
-    /// writer's one direction, with the flags (see the constants above):
-    /// packed in 8 bytes, so that a box with a sleep, an instant and this
-    /// takes 72 bytes.
-    first: u64,
-    /// Made when first needed.
-    more: Option<Box<More<N>>>,
+    /// from then on. The first deadline is its deadline plus the word's
+    /// offset.
+    Sleep(Sleep),
+    /// Everything the word and the slot do not hold.
+    More(Box<More<N>>),
 }
 
 /// What fewer wrappers need.
@@ -131,10 +166,12 @@ struct More<const N: usize> {
     wheel: WheelOrDefault,
     /// A stream's directions: their timeouts and countdown ends.
     dirs: [Dir; N],
-    /// A stream's direction 1's sleep.
-    sleep: Option<Sleep>,
-    /// `first`, when too long to pack (`LONG`).
-    long: Duration,
+    /// Each direction's sleep.
+    sleeps: [Option<Sleep>; N],
+    /// The first timeout, while `SET`.
+    first: Duration,
+    /// The first deadline, when there is one to keep.
+    due: Option<Instant>,
 }
 
 impl<const N: usize> Default for More<N> {
@@ -142,8 +179,9 @@ impl<const N: usize> Default for More<N> {
         More {
             wheel: WheelOrDefault::current(),
             dirs: std::array::from_fn(|_| Dir::default()),
-            sleep: None,
-            long: Duration::ZERO,
+            sleeps: std::array::from_fn(|_| None),
+            first: Duration::ZERO,
+            due: None,
         }
     }
 }
@@ -152,8 +190,93 @@ impl<const N: usize> Default for More<N> {
 #[derive(Debug, Default)]
 struct Dir {
     timeout: Option<Duration>,
-    /// The end of its countdown, when armed with `OWN`.
+    /// The end of its countdown while armed, if it has one of its own.
     end: Option<Instant>,
+}
+
+/// `t` in whole milliseconds, if it is one that the word holds.
+fn packed_ms(t: Duration) -> Option<u64> {
+    if t.subsec_nanos() % 1_000_000 != 0 {
+        return None;
+    }
+    let ms = t.as_secs().checked_mul(1000)? + u64::from(t.subsec_millis());
+    (ms <= MS_MAX).then_some(ms)
+}
+
+/// `d` in units of `unit_ns` nanoseconds (which divides a second), rounded
+/// up when `up`, else down; `None` past an `i32`.
+fn units(d: Duration, unit_ns: u32, up: bool) -> Option<i32> {
+    let sub = d.subsec_nanos();
+    let sub = if up {
+        sub.div_ceil(unit_ns)
+    } else {
+        sub / unit_ns
+    };
+    let n = d
+        .as_secs()
+        .checked_mul(u64::from(1_000_000_000 / unit_ns))?
+        .checked_add(u64::from(sub))?;
+    i32::try_from(n).ok()
+}
+
+/// The offset bits of the word for the first deadline `due` beside a
+/// sleep due at `base`, rounded so that [`offset_due`] reads back no
+/// earlier than `due`; `None` when they cannot hold it.
+fn offset_bits(due: Instant, base: Instant) -> Option<u64> {
+    let (d, up, sign) = if due >= base {
+        (due.duration_since(base), true, 1)
+    } else {
+        // Before `base`: a shorter offset back, rounded down, is later.
+        (base.duration_since(due), false, -1)
+    };
+    let (n, unit) = match units(d, 1_000, up) {
+        Some(us) => (us, 0),
+        None => (units(d, 1_000_000, up)?, OFF_MS),
+    };
+    Some(u64::from((sign * n) as u32) << OFF_SHIFT | unit)
+}
+
+/// The first deadline that the word's offset bits give beside a sleep due
+/// at `base`.
+fn offset_due(base: Instant, word: u64) -> Instant {
+    let n = (word >> OFF_SHIFT) as u32 as i32;
+    let abs = u64::from(n.unsigned_abs());
+    let d = if word & OFF_MS != 0 {
+        Duration::from_millis(abs)
+    } else {
+        Duration::from_micros(abs)
+    };
+    if n >= 0 {
+        later(base, d)
+    } else {
+        // `d` is at most `base` less an instant that exists: it fits.
+        base.checked_sub(d).unwrap_or(base)
+    }
+}
+
+/// `d` in whole microseconds, rounded up when `up`, else down; saturating
+/// far beyond an offset's range.
+#[inline]
+fn micros(d: Duration, up: bool) -> i64 {
+    let sub = d.subsec_nanos();
+    let sub = if up { sub.div_ceil(1_000) } else { sub / 1_000 };
+    d.as_secs().min(1 << 32) as i64 * 1_000_000 + i64::from(sub)
+}
+
+/// [`offset_bits`] for the deadline `ms` milliseconds after `now`, beside
+/// a sleep due at `base`, when it fits in microseconds: the same bits,
+/// with one subtraction of instants and no sum (a whole number of
+/// microseconds added to a distance rounds as the distance does).
+#[inline]
+fn offset_after(now: Instant, ms: u64, base: Instant) -> Option<u64> {
+    let x = if now >= base {
+        micros(now.duration_since(base), true)
+    } else {
+        -micros(base.duration_since(now), false)
+    };
+    // `ms` is at most `MS_MAX`: no overflow.
+    let us = i32::try_from(ms as i64 * 1_000 + x).ok()?;
+    Some(u64::from(us as u32) << OFF_SHIFT)
 }
 
 impl<const N: usize> Timeouts<N> {
@@ -172,10 +295,8 @@ impl<const N: usize> Timeouts<N> {
     fn state_mut(&mut self) -> &mut State<N> {
         self.state.get_or_insert_with(|| {
             Box::new(State {
-                sleep: None,
-                first_at: Instant::now(),
-                first: 0,
-                more: None,
+                slot: Slot::Empty,
+                word: 0,
             })
         })
     }
@@ -217,10 +338,8 @@ impl<const N: usize> Timeouts<N> {
         let s = self.state_mut();
         s.store(Which::Idle, timeout);
         // Activity before now counts from now, as the rest does.
-        s.first &= !ACTIVE;
-        if timeout.is_some() {
-            s.first_at = Instant::now();
-        }
+        s.word &= !ACTIVE;
+        s.restart_idle(Instant::now());
         for dir in 0..N {
             s.refresh(dir);
         }
@@ -254,125 +373,213 @@ impl<const N: usize> Timeouts<N> {
 }
 
 impl<const N: usize> State<N> {
-    /// Whether the timeouts of direction `dir` are in `more` (a stream's)
-    /// rather than in `first` (a reader's or a writer's).
+    /// Whether the timeouts of direction `dir` are in `More` (a stream's)
+    /// rather than the first timeout (a reader's or a writer's).
     const DIRS_IN_MORE: bool = N > 1;
 
+    fn more(&self) -> Option<&More<N>> {
+        match &self.slot {
+            Slot::More(more) => Some(more),
+            _ => None,
+        }
+    }
+
     fn more_mut(&mut self) -> &mut More<N> {
-        self.more.get_or_insert_with(Box::default)
+        if !matches!(self.slot, Slot::More(_)) {
+            self.make_more();
+        }
+        match &mut self.slot {
+            Slot::More(more) => more,
+            _ => unreachable!("made above"),
+        }
+    }
+
+    /// Moves what the slot and the word hold into a new `More`.
+    #[cold]
+    #[inline(never)]
+    fn make_more(&mut self) {
+        let mut more = Box::<More<N>>::default();
+        more.first = self.first().unwrap_or_default();
+        more.due = self.first_due();
+        if let Slot::Sleep(sleep) = std::mem::replace(&mut self.slot, Slot::Empty) {
+            more.sleeps[0] = Some(sleep);
+        }
+        self.slot = Slot::More(more);
+        self.word &= !(MS | OFF);
     }
 
     fn timeout(&self, which: Which) -> Option<Duration> {
         match which {
-            Which::Dir(dir) if Self::DIRS_IN_MORE => self.more.as_ref()?.dirs[dir].timeout,
+            Which::Dir(dir) if Self::DIRS_IN_MORE => self.more()?.dirs[dir].timeout,
             _ => self.first(),
         }
     }
 
-    /// The timeout in `first`.
+    /// The first timeout.
     #[inline]
     fn first(&self) -> Option<Duration> {
-        if self.first & SET != 0 {
-            Some(Duration::from_nanos(self.first & NS_MASK))
-        } else if self.first & LONG != 0 {
-            self.more.as_ref().map(|m| m.long)
-        } else {
-            None
+        if self.word & SET == 0 {
+            return None;
         }
+        Some(match &self.slot {
+            Slot::More(more) => more.first,
+            _ => Duration::from_millis((self.word & MS) >> MS_SHIFT),
+        })
     }
 
     fn store(&mut self, which: Which, timeout: Option<Duration>) {
         match which {
             Which::Dir(dir) if Self::DIRS_IN_MORE => {
-                if timeout.is_some() || self.more.is_some() {
+                if timeout.is_some() || self.more().is_some() {
                     self.more_mut().dirs[dir].timeout = timeout;
                 }
             }
             _ => {
-                let flags = self.first & !(NS_MASK | SET | LONG);
-                self.first = match timeout {
-                    None => flags,
-                    Some(t) => match u64::try_from(t.as_nanos()) {
-                        Ok(ns) if ns <= NS_MASK => flags | SET | ns,
-                        _ => {
-                            self.more_mut().long = t;
-                            flags | LONG
-                        }
-                    },
-                };
+                self.word &= !(SET | MS);
+                let Some(t) = timeout else { return };
+                self.word |= SET;
+                match packed_ms(t) {
+                    Some(ms) if self.more().is_none() => self.word |= ms << MS_SHIFT,
+                    _ => self.more_mut().first = t,
+                }
             }
         }
     }
 
-    /// The idle timeout: a stream's `first`.
-    fn idle(&self) -> Option<Duration> {
-        if Self::DIRS_IN_MORE {
-            self.first()
-        } else {
-            None
+    /// The first deadline, if one is kept.
+    #[inline]
+    fn first_due(&self) -> Option<Instant> {
+        match &self.slot {
+            Slot::Empty => None,
+            Slot::At(at) => Some(*at),
+            Slot::Sleep(sleep) => Some(offset_due(sleep.deadline(), self.word)),
+            Slot::More(more) => more.due,
         }
+    }
+
+    /// Sets the first deadline to `due`, or to an instant less than a unit
+    /// of the offset after it (see the invariants).
+    #[inline]
+    fn set_first_due(&mut self, due: Instant) {
+        match &mut self.slot {
+            Slot::Empty | Slot::At(_) => self.slot = Slot::At(due),
+            Slot::Sleep(sleep) => match offset_bits(due, sleep.deadline()) {
+                Some(bits) => self.word = self.word & !OFF | bits,
+                None => self.set_far_due(due),
+            },
+            Slot::More(more) => more.due = Some(due),
+        }
+    }
+
+    /// Sets a first deadline too far from the slot's sleep for the offset:
+    /// the sleep moves to it, or, should even that not fit, it goes to
+    /// `More`. Moving the sleep keeps the invariants: the deadline is its
+    /// direction's target when armed (the slot has no `More`, so no
+    /// countdown end of a stream's direction), and an idle sleep may be
+    /// due anywhere.
+    #[cold]
+    #[inline(never)]
+    fn set_far_due(&mut self, due: Instant) {
+        if let Slot::Sleep(sleep) = &mut self.slot {
+            sleep.reset(due);
+            if let Some(bits) = offset_bits(due, sleep.deadline()) {
+                self.word = self.word & !OFF | bits;
+                return;
+            }
+        }
+        self.more_mut().due = Some(due);
     }
 
     /// Whether a stream has an idle timeout.
     #[inline]
     fn has_idle(&self) -> bool {
-        Self::DIRS_IN_MORE && self.first & (SET | LONG) != 0
+        Self::DIRS_IN_MORE && self.word & SET != 0
     }
 
     /// The idle deadline, when an idle timeout is set. Asked only while a
     /// direction is armed, when no activity is pending (the arming took it
-    /// in): `first_at` is then the idle start.
+    /// in): the first deadline is then the idle deadline.
     #[inline]
     fn idle_deadline(&self) -> Option<Instant> {
-        debug_assert!(self.first & ACTIVE == 0, "activity not yet timed");
-        self.idle().map(|t| later(self.first_at, t))
+        debug_assert!(self.word & ACTIVE == 0, "activity not yet timed");
+        if self.has_idle() {
+            self.first_due()
+        } else {
+            None
+        }
+    }
+
+    /// The idle time counts from `now`: the idle deadline is the idle
+    /// timeout after it. Out of line: a completion that waited needs it,
+    /// not a ready one.
+    #[inline(never)]
+    fn restart_idle(&mut self, now: Instant) {
+        if Self::DIRS_IN_MORE {
+            self.restart_first(now);
+        }
+    }
+
+    /// The first deadline is the first timeout after `now`: without a sum
+    /// of instants when the word holds both (see [`offset_after`]).
+    #[inline]
+    fn restart_first(&mut self, now: Instant) {
+        if self.word & SET == 0 {
+            return;
+        }
+        if let Slot::Sleep(sleep) = &self.slot {
+            let ms = (self.word & MS) >> MS_SHIFT;
+            if let Some(bits) = offset_after(now, ms, sleep.deadline()) {
+                self.word = self.word & !OFF | bits;
+                return;
+            }
+        }
+        if let Some(t) = self.first() {
+            self.set_first_due(later(now, t));
+        }
     }
 
     fn armed(&self, dir: usize) -> bool {
-        self.first & (ARMED << dir) != 0
+        self.word & (ARMED << dir) != 0
     }
 
     fn disarm(&mut self, dir: usize) {
-        self.first &= !((ARMED | OWN) << dir);
+        self.word &= !(ARMED << dir);
     }
 
-    /// The end of armed `dir`'s own countdown, if it has one.
+    /// The end of armed `dir`'s own countdown, if it has one: a reader's
+    /// or writer's first deadline (it is armed only with its timeout), a
+    /// stream's direction's end.
     #[inline]
     fn end(&self, dir: usize) -> Option<Instant> {
-        if self.first & (OWN << dir) == 0 {
-            return None;
-        }
-        match &self.more {
-            Some(more) if Self::DIRS_IN_MORE => more.dirs[dir].end,
-            _ => Some(self.first_at),
+        if Self::DIRS_IN_MORE {
+            self.more()?.dirs[dir].end
+        } else {
+            self.first_due()
         }
     }
 
     /// Arms `dir` now, with its timeout (or none) of its own.
     #[inline]
     fn start(&mut self, dir: usize) {
-        self.first = (self.first | ARMED << dir) & !(OWN << dir);
+        self.word |= ARMED << dir;
         if Self::DIRS_IN_MORE {
-            if let Some(d) = self.more.as_deref_mut().map(|m| &mut m.dirs[dir]) {
-                if let Some(t) = d.timeout {
-                    d.end = Some(later(Instant::now(), t));
-                    self.first |= OWN << dir;
-                }
+            if let Slot::More(more) = &mut self.slot {
+                let d = &mut more.dirs[dir];
+                d.end = d.timeout.map(|t| later(Instant::now(), t));
             }
-        } else if let Some(t) = self.first() {
-            self.first_at = later(Instant::now(), t);
-            self.first |= OWN << dir;
+        } else {
+            self.restart_first(Instant::now());
         }
     }
 
     /// Times the activity pending since the last clock read at this one:
-    /// its instant, after the activity's, is the idle start. Out of line:
-    /// a wait after a ready operation needs it, not a wait after a wait.
+    /// the idle time counts from it, after the activity. Out of line: a
+    /// wait after a ready operation needs it, not a wait after a wait.
     #[cold]
     #[inline(never)]
     fn time_activity(&mut self) {
-        self.first_at = Instant::now();
-        self.first &= !ACTIVE;
+        self.word &= !ACTIVE;
+        self.restart_idle(Instant::now());
     }
 
     /// Whether `dir` has anything to time: a timeout of its own, or the
@@ -381,20 +588,65 @@ impl<const N: usize> State<N> {
         self.has_idle() || self.timeout(Which::Dir(dir)).is_some()
     }
 
-    fn sleep_mut(&mut self, dir: usize) -> &mut Option<Sleep> {
-        match dir {
-            0 => &mut self.sleep,
-            _ => &mut self.more_mut().sleep,
+    fn sleep_mut(&mut self, dir: usize) -> Option<&mut Sleep> {
+        match &mut self.slot {
+            Slot::Sleep(sleep) if dir == 0 => Some(sleep),
+            Slot::More(more) => more.sleeps[dir].as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Moves `dir`'s sleep, if it has one, to `at`; the first deadline
+    /// stays where it was.
+    fn reset_sleep(&mut self, dir: usize, at: Instant) {
+        match &mut self.slot {
+            Slot::Sleep(sleep) if dir == 0 => {
+                let due = offset_due(sleep.deadline(), self.word);
+                sleep.reset(at);
+                self.set_first_due(due);
+            }
+            Slot::More(more) => {
+                if let Some(sleep) = &mut more.sleeps[dir] {
+                    sleep.reset(at);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Gives `dir` the sleep `sleep`, in place of the one it had, if any;
+    /// the first deadline stays where it was.
+    fn put_sleep(&mut self, dir: usize, sleep: Sleep) {
+        if dir == 0 && self.more().is_none() {
+            let due = self.first_due();
+            self.slot = Slot::Sleep(sleep);
+            match due {
+                Some(due) => self.set_first_due(due),
+                // Nothing to keep: any offset will do.
+                None => self.word &= !OFF,
+            }
+        } else {
+            self.more_mut().sleeps[dir] = Some(sleep);
+        }
+    }
+
+    /// Lets `dir`'s sleep go: `dir` has nothing left to time (and, when
+    /// it is direction 0, the first deadline nothing left to mean).
+    fn drop_sleep(&mut self, dir: usize) {
+        match &mut self.slot {
+            Slot::Sleep(_) if dir == 0 => self.slot = Slot::Empty,
+            Slot::More(more) => more.sleeps[dir] = None,
+            _ => {}
         }
     }
 
     /// An operation of `dir` completed (successfully when `ok`).
     ///
-    /// With an idle timeout, a success is activity: the idle start must
-    /// be an instant no earlier than the operation's (never early), and
-    /// not much later. Only a clock read after the operation gives one
-    /// (the cheap clocks trail the precise one by more than their
-    /// resolution, and do not follow tokio's paused clock), so the
+    /// With an idle timeout, a success is activity: the idle time must
+    /// count from an instant no earlier than the operation's (never
+    /// early), and not much later. Only a clock read after the operation
+    /// gives one (the cheap clocks trail the precise one by more than
+    /// their resolution, and do not follow tokio's paused clock), so the
     /// question is which read:
     ///
     /// - While a direction is armed, this one here. Armed `dir` means the
@@ -419,13 +671,13 @@ impl<const N: usize> State<N> {
     /// same rule.
     #[inline]
     fn completed(&mut self, dir: usize, ok: bool) {
-        let armed = self.first & ARMED_ANY;
+        let armed = self.word & ARMED_ANY;
         self.disarm(dir);
         if ok && self.has_idle() {
             if armed != 0 {
-                self.first_at = Instant::now();
+                self.restart_idle(Instant::now());
             } else {
-                self.first |= ACTIVE;
+                self.word |= ACTIVE;
             }
         }
     }
@@ -446,22 +698,18 @@ impl<const N: usize> State<N> {
     fn refresh(&mut self, dir: usize) {
         if !self.timed(dir) {
             self.disarm(dir);
-            if dir == 0 || self.more.is_some() {
-                *self.sleep_mut(dir) = None;
-            }
+            self.drop_sleep(dir);
         } else if self.armed(dir) {
             // Asked only when armed: no activity is pending then.
             if let Some(at) = self.target(dir) {
-                if let Some(sleep) = self.sleep_mut(dir) {
-                    sleep.reset(at);
-                }
+                self.reset_sleep(dir, at);
             }
         }
     }
 
     /// A sleep until `at` on the wrapper's wheel.
     fn new_sleep(&self, at: Instant) -> io::Result<Sleep> {
-        match &self.more {
+        match self.more() {
             Some(more) => new_sleep(&more.wheel, at),
             None => new_sleep(&WheelOrDefault::current(), at),
         }
@@ -476,28 +724,39 @@ impl<const N: usize> State<N> {
             if !self.timed(dir) {
                 return Ok(());
             }
-            if self.first & ACTIVE != 0 {
+            if self.word & ACTIVE != 0 {
                 self.time_activity();
             }
             self.start(dir);
+            if dir == 0 && matches!(self.slot, Slot::Sleep(_)) {
+                // No `More`: the target is the first deadline, and the
+                // sleep is due after it when the offset (the word's high
+                // half) is negative. Otherwise, as below, it stays.
+                if (self.word as i64) < 0 {
+                    let at = self.first_due().expect("beside a sleep");
+                    self.reset_sleep(0, at);
+                }
+                return self.poll_sleep(dir, cx);
+            }
             let at = self.target(dir).expect("a timeout is set");
-            if let Some(sleep) = self.sleep_mut(dir) {
+            match self.sleep_mut(dir).map(|sleep| sleep.deadline()) {
                 // A sleep due no later than the new target is left where
                 // it is: when it fires, the poll finds nothing due and
                 // moves it on (see the invariants). One wake-up per
                 // countdown instead of a move per wait.
-                if sleep.deadline() > at {
-                    sleep.reset(at);
+                Some(deadline) => {
+                    if deadline > at {
+                        self.reset_sleep(dir, at);
+                    }
                 }
-            } else {
-                match self.new_sleep(at) {
-                    Ok(sleep) => *self.sleep_mut(dir) = Some(sleep),
+                None => match self.new_sleep(at) {
+                    Ok(sleep) => self.put_sleep(dir, sleep),
                     Err(e) => {
                         // Armed only with a sleep to poll.
                         self.disarm(dir);
                         return Err(e);
                     }
-                }
+                },
             }
         }
         self.poll_sleep(dir, cx)
@@ -516,7 +775,7 @@ impl<const N: usize> State<N> {
             return Ok(());
         }
         for attempt in 0.. {
-            let sleep = self.sleep_mut(dir).as_mut().expect("armed");
+            let sleep = self.sleep_mut(dir).expect("armed");
             if sleep.poll_unbudgeted(cx).is_pending() {
                 return Ok(());
             }
@@ -528,7 +787,7 @@ impl<const N: usize> State<N> {
                     // The idle time counts again from here: a caller that
                     // keeps the stream gets its next idle timeout a whole
                     // idle period later, not at once on every operation.
-                    self.first_at = now;
+                    self.restart_idle(now);
                 }
                 self.disarm(dir);
                 coop::spend(cx);
@@ -536,8 +795,11 @@ impl<const N: usize> State<N> {
             }
             let at = self.target(dir).expect("armed with a timeout");
             match attempt {
-                0 => self.sleep_mut(dir).as_mut().expect("armed").reset(at),
-                1 => *self.sleep_mut(dir) = Some(self.new_sleep(at)?),
+                0 => self.reset_sleep(dir, at),
+                1 => {
+                    let sleep = self.new_sleep(at)?;
+                    self.put_sleep(dir, sleep);
+                }
                 _ => break,
             }
         }
@@ -561,36 +823,178 @@ fn new_sleep(wheel: &WheelOrDefault, at: Instant) -> io::Result<Sleep> {
 
 #[cfg(test)]
 mod tests {
+    use std::task::Waker;
+
     use super::*;
 
-    /// A stream with an idle timeout alone, or a reader or writer with its
-    /// timeout, has one box of 64 bytes (an 80-byte block from the
-    /// allocator), a `Sleep` of 32 included.
+    /// The slot is no larger than an `Option<Sleep>`: niche filling finds
+    /// room for its other variants. With a 32-byte `Sleep`, a stream with
+    /// an idle timeout alone, or a reader or writer with its timeout, has
+    /// one box of 40 bytes: a 48-byte block from the allocator.
     #[test]
-    fn the_common_box_is_small() {
+    fn the_slot_is_the_size_of_an_optional_sleep() {
+        assert_eq!(size_of::<Slot<1>>(), size_of::<Option<Sleep>>());
+        assert_eq!(size_of::<Slot<2>>(), size_of::<Option<Sleep>>());
         assert_eq!(size_of::<Option<Sleep>>(), 32);
-        assert_eq!(size_of::<State<2>>(), 64);
-        assert_eq!(size_of::<State<1>>(), 64);
+        assert_eq!(size_of::<State<1>>(), 40);
+        assert_eq!(size_of::<State<2>>(), 40);
     }
 
-    /// Every timeout reads back as it was set, packed or too long for it.
+    /// Every timeout reads back as it was set, packed or not; the word
+    /// packs the whole milliseconds up to `MS_MAX`, and only those.
     #[test]
-    fn first_holds_any_timeout() {
-        let mut s = Timeouts::<2>::new();
-        for t in [
-            Duration::ZERO,
-            Duration::from_nanos(1),
-            Duration::new(5, 7),
-            Duration::from_nanos(NS_MASK),
-            Duration::from_nanos(NS_MASK + 1),
-            Duration::MAX,
+    fn the_first_timeout_holds_any_timeout() {
+        let ms = Duration::from_millis;
+        for (t, packed) in [
+            (Duration::ZERO, true),
+            (ms(1), true),
+            (ms(60_000), true),
+            (ms(MS_MAX), true),
+            (ms(MS_MAX + 1), false),
+            (Duration::from_nanos(1), false),
+            (Duration::new(5, 7), false),
+            (Duration::from_micros(1500), false),
+            (Duration::MAX, false),
         ] {
+            let mut s = Timeouts::<2>::new();
             s.set(Which::Idle, Some(t));
             assert_eq!(s.get(Which::Idle), Some(t));
+            let more = s.state.as_ref().unwrap().more().is_some();
+            assert_eq!(more, !packed, "{t:?} in More");
             s.set(Which::Dir(1), Some(t));
             assert_eq!(s.get(Which::Dir(1)), Some(t));
+            assert_eq!(s.get(Which::Idle), Some(t), "{t:?} kept in More");
+            s.set(Which::Idle, None);
+            assert_eq!(s.get(Which::Idle), None);
+
+            let mut r = Timeouts::<1>::new();
+            r.set(Which::Dir(0), Some(t));
+            assert_eq!(r.get(Which::Dir(0)), Some(t));
+            r.set(Which::Dir(0), None);
+            assert_eq!(r.get(Which::Dir(0)), None);
         }
-        s.set(Which::Idle, None);
-        assert_eq!(s.get(Which::Idle), None);
+    }
+
+    /// An offset reads back no earlier than the deadline it was made for,
+    /// and later by less than its unit: exactly when the distance is whole
+    /// units. Out of its range, none.
+    #[test]
+    fn an_offset_reads_back_never_early() {
+        let base = Instant::now() + Duration::from_secs(100 * 86_400);
+        let us = Duration::from_micros;
+        let ns = Duration::from_nanos;
+        let cases = [
+            ns(0),
+            ns(1),
+            ns(999),
+            us(1),
+            us(1) + ns(1),
+            us(300),
+            Duration::from_millis(100),
+            Duration::from_millis(100) + us(300) + ns(7),
+            us(i32::MAX as u64),
+            us(i32::MAX as u64) + ns(1),
+            Duration::from_secs(3_600) + ns(1),
+            Duration::from_millis(i32::MAX as u64),
+        ];
+        for d in cases {
+            for (due, back) in [(base + d, false), (base - d, true)] {
+                let bits = offset_bits(due, base).unwrap_or_else(|| panic!("{d:?} fits"));
+                assert_eq!(bits & !OFF, 0, "only offset bits");
+                let read = offset_due(base, bits);
+                let unit: u64 = if bits & OFF_MS != 0 { 1_000_000 } else { 1_000 };
+                let late = read.duration_since(due);
+                assert!(
+                    read >= due,
+                    "{d:?} back {back}: read {read:?} before {due:?}"
+                );
+                assert!(late < ns(unit), "{d:?} back {back}: late by {late:?}");
+                if d.as_nanos() % u128::from(unit) == 0 {
+                    assert_eq!(read, due, "{d:?} back {back}: whole units are exact");
+                }
+            }
+        }
+        // The shortcut gives the same bits, where it gives any.
+        for d in cases {
+            for now in [base + d, base - d] {
+                for ms in [0, 1, 999, 30_000, 2_147_483, MS_MAX] {
+                    let due = now + Duration::from_millis(ms);
+                    match offset_after(now, ms, base) {
+                        Some(bits) => assert_eq!(Some(bits), offset_bits(due, base)),
+                        None => {
+                            let bits = offset_bits(due, base);
+                            assert!(bits.is_none_or(|b| b & OFF_MS != 0), "{d:?} {ms}");
+                        }
+                    }
+                }
+            }
+        }
+        for d in [
+            Duration::from_millis(i32::MAX as u64) + ns(1),
+            Duration::from_secs(30 * 86_400),
+        ] {
+            assert_eq!(offset_bits(base + d, base), None, "{d:?} after");
+            assert_eq!(offset_bits(base - d - us(1000), base), None, "{d:?} before");
+        }
+    }
+
+    /// A stream with an idle timeout of `idle` whose read has waited once:
+    /// the slot holds its sleep.
+    fn armed_stream(idle: Duration) -> Timeouts<2> {
+        let mut t = Timeouts::<2>::new();
+        t.set(Which::Idle, Some(idle));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(t.check::<()>(Some(0), &mut cx, Poll::Pending).is_pending());
+        assert!(matches!(t.state.as_ref().unwrap().slot, Slot::Sleep(_)));
+        t
+    }
+
+    fn state(t: &mut Timeouts<2>) -> &mut State<2> {
+        t.state.as_deref_mut().unwrap()
+    }
+
+    /// The first deadline beside the slot's sleep: near it, an offset, the
+    /// sleep left where it is; 24 days off, the sleep moved to it; and
+    /// kept, exactly, when the slot's sleep moves or goes to `More`.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_deadline_survives_every_move() {
+        let idle = Duration::from_secs(60);
+        let mut t = armed_stream(idle);
+        let s = state(&mut t);
+        let start = Instant::now();
+        let sleep_at = |s: &mut State<2>| s.sleep_mut(0).unwrap().deadline();
+        assert_eq!(sleep_at(s), start + idle);
+        assert_eq!(s.first_due(), Some(start + idle));
+
+        // Near: µs, then ms, offsets; the sleep stays.
+        let near = start + Duration::from_secs(100) + Duration::from_nanos(1_500);
+        s.set_first_due(near);
+        assert_eq!(s.first_due(), Some(near + Duration::from_nanos(500)));
+        assert_eq!(sleep_at(s), start + idle);
+        let far = start + Duration::from_secs(7_200) + Duration::from_nanos(1_500);
+        s.set_first_due(far);
+        assert_eq!(s.first_due(), Some(far + Duration::from_nanos(998_500)));
+        assert_eq!(sleep_at(s), start + idle);
+
+        // Too far for the offset: the sleep moves to it.
+        let farther = start + Duration::from_secs(30 * 86_400) + Duration::from_nanos(3);
+        s.set_first_due(farther);
+        assert_eq!(s.first_due(), Some(farther));
+        assert_eq!(sleep_at(s), farther);
+
+        // A move of the sleep keeps the first deadline.
+        let due = start + Duration::from_secs(90);
+        s.set_first_due(due);
+        s.reset_sleep(0, start + Duration::from_secs(10));
+        assert_eq!(sleep_at(s), start + Duration::from_secs(10));
+        assert_eq!(s.first_due(), Some(due));
+
+        // So does the move to `More`, with the sleep and the timeout.
+        t.set(Which::Dir(1), Some(Duration::from_secs(5)));
+        let s = state(&mut t);
+        assert!(s.more().is_some());
+        assert_eq!(s.first_due(), Some(due));
+        assert_eq!(s.first(), Some(idle));
+        assert_eq!(sleep_at(s), start + Duration::from_secs(10));
     }
 }
