@@ -6,7 +6,7 @@
 //! every future completes (a lost wake-up would hang, caught by a watchdog),
 //! every `cancel()` that returned true matches a cancelled delay, the wheel
 //! ends with nothing pending and no entry, and the memory of the burst is
-//! given back.
+//! given back, but for what a wheel keeps by design ([`heap_bound`]).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -325,6 +325,15 @@ pub fn run(rt: &tokio::runtime::Runtime, cfg: Config, watchdog: Duration) -> Rep
             rss_after_burst,
         }
     })
+}
+
+/// The most heap a run of `cfg` may keep after its burst: 4 MiB of
+/// slack, and the burst's due words, which a shard keeps once made (8
+/// bytes a slot: a sleep finds its word by its key without the lock, so
+/// the word's chunk may not go before the shard). The slab, every waker
+/// and everything else of the burst must be given back.
+pub fn heap_bound(cfg: &Config) -> u64 {
+    (4 << 20) + 8 * cfg.burst as u64
 }
 
 /// The checks on a finished run.

@@ -69,7 +69,8 @@ const SWEEP_AT: usize = 32;
 
 /// Slab capacity an empty shard may keep; beyond it, the slab is given
 /// back when the shard empties, so a burst of timers does not hold its
-/// memory for the life of the wheel.
+/// memory for the life of the wheel (but for its due words, 8 bytes a
+/// slot, which stay: see `due_word`).
 const KEEP_CAPACITY: usize = 4096;
 
 impl ShardState {

@@ -54,7 +54,7 @@ fn main() {
         round += 1;
         let t = Instant::now();
         let r = workload::run(&rt, cfg, Duration::from_secs(600));
-        workload::check(&r, 4 << 20);
+        workload::check(&r, workload::heap_bound(&cfg));
         total += r.ops;
         println!(
             "round {round}: {} ops, {} timers fired, 0 early, max late {:?}, {} cancelled, \
