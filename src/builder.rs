@@ -317,7 +317,7 @@ impl Builder {
     }
 
     /// Builds the wheel as the current runtime's default wheel: the one that
-    /// [`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout) and
+    /// [`hashwheel::sleep`](fn@crate::sleep), [`timeout`](fn@crate::timeout) and
     /// the other free functions use, and [`Wheel::current`] returns. Call it
     /// once at start-up, before the runtime's first timer; without it, the
     /// first free function call builds one with the default settings.

@@ -45,7 +45,7 @@ use crate::wheel_or_default::WheelOrDefault;
 /// sleeps.
 ///
 /// [`Timer::new`] makes each sleep on the default wheel of the runtime it
-/// is made on (as [`hashwheel::sleep`](crate::sleep) does), the way
+/// is made on (as [`hashwheel::sleep`](fn@crate::sleep) does), the way
 /// hyper-util's `TokioTimer` uses the runtime's own timer;
 /// [`Timer::from`]`(wheel)` makes them on the given [`Wheel`]. Clones share
 /// the same wheel.

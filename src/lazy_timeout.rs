@@ -15,7 +15,7 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 pin_project! {
     /// A future with a time limit counted from the first poll at which it
     /// is pending, made by [`Wheel::lazy_timeout`](crate::Wheel::lazy_timeout)
-    /// or [`lazy_timeout`](crate::lazy_timeout).
+    /// or [`lazy_timeout`](fn@crate::lazy_timeout).
     ///
     /// It resolves as a [`Timeout`](crate::Timeout) does: `Ok` with the
     /// inner future's output if that completes first, `Err(Elapsed)` when
@@ -189,7 +189,7 @@ impl<F: Future> Future for LazyTimeout<F> {
 
     /// # Panics
     ///
-    /// Made by the free function [`lazy_timeout`](crate::lazy_timeout): when
+    /// Made by the free function [`lazy_timeout`](fn@crate::lazy_timeout): when
     /// the inner future is first pending outside a tokio runtime, in one
     /// built without its timer, or while the runtime's default wheel is at
     /// capacity.

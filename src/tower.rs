@@ -66,7 +66,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// tower's `TimeoutLayer`, timed by a hashwheel wheel.
 ///
 /// [`TimeoutLayer::new`] times each request on the default wheel of the
-/// runtime that calls the service (as [`hashwheel::timeout`](crate::timeout)
+/// runtime that calls the service (as [`hashwheel::timeout`](fn@crate::timeout)
 /// does); [`TimeoutLayer::with_wheel`] on a given [`Wheel`].
 ///
 /// A zero duration times out every request whose response is not ready

@@ -72,7 +72,7 @@ pub struct Wheel {
 
 impl Wheel {
     /// The current runtime's default wheel: the one the free functions
-    /// ([`hashwheel::sleep`](crate::sleep), [`timeout`](crate::timeout), ...)
+    /// ([`hashwheel::sleep`](fn@crate::sleep), [`timeout`](fn@crate::timeout), ...)
     /// use. It is built with the default settings on first use, unless
     /// [`Builder::build_default`](crate::Builder::build_default) configured it.
     ///

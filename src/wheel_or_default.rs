@@ -43,7 +43,7 @@ impl WheelOrDefault {
         }
     }
 
-    /// A sleep of `duration`; panics as [`sleep`](crate::sleep) and
+    /// A sleep of `duration`; panics as [`sleep`](fn@crate::sleep) and
     /// [`Wheel::sleep`] do.
     #[cfg(feature = "hyper")]
     #[track_caller]
@@ -66,7 +66,7 @@ impl WheelOrDefault {
     }
 
     /// `future` with a timeout of `duration`; panics as
-    /// [`timeout`](crate::timeout) and [`Wheel::timeout`] do.
+    /// [`timeout`](fn@crate::timeout) and [`Wheel::timeout`] do.
     #[cfg(feature = "tower")]
     #[track_caller]
     pub(crate) fn timeout<F: std::future::IntoFuture>(

@@ -44,7 +44,7 @@
 //!
 //! `new` makes a wrapper whose timer, made when an operation first waits
 //! with a timeout set, goes on the default wheel of the runtime that polls
-//! it (the wheel of [`hashwheel::sleep`](crate::sleep)); `with_wheel`
+//! it (the wheel of [`hashwheel::sleep`](fn@crate::sleep)); `with_wheel`
 //! gives it a [`Wheel`](crate::Wheel) of your own.
 //!
 //! # Cost
