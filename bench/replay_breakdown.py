@@ -171,7 +171,7 @@ CATEGORIES = [
      r"^__mem(cpy|move)|replay::connection::\{\{closure\}\}|replay::.*Timers"),
     ("timeout future: made, polled, dropped",
      r"Timeout<.*>::poll|timeout::<impl|hashwheel::timeout::timeout|poll_delay|Sleep::new_timeout|Sleep::until|drop_in_place<.*Timer"),
-    ("default-wheel or runtime lookup", r"registry::|claim_default|Handle::try_current|Handle::current|task::id::try_id"),
+    ("default-wheel or runtime lookup", r"registry::|claim_default|Handle::try_current|Handle::current|drop_in_place<tokio::runtime::handle::Handle>|task::id::try_id"),
     ("timer state: entry or Sleep touched, waker registered",
      r"OwnedEntry|ShardRef|drop_in_place<hashwheel::sleep::Sleep>|Sleep as core::future|Sleep::poll_|Sleep::reset|Timer::reset|AtomicWaker::register_by_ref|TimerEntry"),
     ("lock, slab and wheel: file, move, unfile",

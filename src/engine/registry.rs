@@ -288,31 +288,44 @@ fn remember(cached: Cached) {
 /// outside a runtime, in one without its timer, or when the wheel is full.
 /// The timer is made from it after the thread-local lookup, which then
 /// hands back one word rather than the whole timer.
+///
+/// One look at the thread's cache serves both usual calls: from the task
+/// the thread served last, which asks tokio nothing, and from another task
+/// of the same runtime, a server worker's usual call, which asks tokio for
+/// the current runtime once (as `tokio::time::sleep` asks it for its
+/// timer). Either way the timer claims on the shard the cache keeps for
+/// this thread. The result is left in a local rather than returned through
+/// `try_with`'s nested enums, whose copies `perf` showed stalling.
 #[inline]
 pub(crate) fn claim() -> Result<ShardRef, Refused> {
     let task = task::try_id();
-    if task.is_some() {
-        // The fast path of `with_current`, written out for this one call:
-        // the result is left in a local rather than returned through
-        // `try_with`'s nested enums, whose copies `perf` showed stalling.
-        // With this, a free function costs what a held `Wheel` does.
-        let mut hit = None;
-        let _ = CURRENT.try_with(|cell| {
-            if let Ok(cached) = cell.try_borrow() {
-                if let Some(c) = cached.as_ref() {
-                    if c.task == task && !c.shard.core.is_shutdown() {
-                        hit = Some(ShardRef::claim(&c.shard));
-                    }
-                }
-            }
-        });
-        match hit {
-            Some(Some(shard)) => return Ok(shard),
-            Some(None) => return Err(Refused::AtCapacity),
-            None => {}
+    let mut hit = None;
+    let _ = CURRENT.try_with(|cell| {
+        let Ok(mut cached) = cell.try_borrow_mut() else {
+            return;
+        };
+        let Some(c) = cached.as_mut() else {
+            return;
+        };
+        if c.shard.core.is_shutdown() {
+            return;
         }
+        if task.is_none() || c.task != task {
+            // The handle goes at once (see `with_runtime`).
+            match Handle::try_current() {
+                Ok(handle) if handle.id() == c.runtime => c.task = task,
+                _ => return,
+            }
+        }
+        hit = Some(ShardRef::claim(&c.shard));
+    });
+    match hit {
+        Some(Some(shard)) => Ok(shard),
+        Some(None) => Err(Refused::AtCapacity),
+        // No cache yet, another runtime's, or a wheel shut down: the
+        // registry decides.
+        None => with_runtime(task, WheelHandle::claim)?.ok_or(Refused::AtCapacity),
     }
-    with_runtime(task, WheelHandle::claim)?.ok_or(Refused::AtCapacity)
 }
 
 /// The current runtime's default wheel; an error outside a runtime, or in

@@ -128,6 +128,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     /// otherwise the entry keeps `waker`. `held` is the id of the waker the
     /// entry holds, as the sleep last learnt it: when `waker` is that one,
     /// a pending poll takes no lock (see `waker_id`).
+    #[inline]
     pub(crate) fn poll_owned(
         &self,
         key: u32,
@@ -157,6 +158,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     /// when it no longer has an entry (see `Shard::reset`): then the sleep
     /// registers again on its next poll. `shares_word` says whether the
     /// sleep shares the entry's due word: set by the first move later.
+    #[inline]
     pub(crate) fn reset_owned(
         &self,
         key: u32,
@@ -204,6 +206,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver
     /// has it.
+    #[inline]
     pub(crate) fn cancel_owned(&self, key: u32, deadline: Deadline) {
         self.get().cancel(key, self.core().clock.tick_of(deadline));
     }
