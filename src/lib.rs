@@ -31,16 +31,17 @@
 //! - The same names and meanings: [`Wheel::sleep`], [`Wheel::sleep_until`],
 //!   [`Wheel::timeout`], [`Wheel::timeout_at`], [`Sleep::reset`],
 //!   [`error::Elapsed`]; tests run on tokio's paused clock as they do with
-//!   tokio's timer. The free functions ([`sleep`](fn@sleep), [`timeout`](fn@timeout), ...) and the
-//!   re-exported [`Instant`], [`Duration`] and [`MissedTickBehavior`] make
-//!   `use hashwheel as time;` a stand-in for `use tokio::time;`.
+//!   tokio's timer. The free functions ([`sleep`](fn@sleep),
+//!   [`timeout`](fn@timeout), ...) and the re-exported [`Instant`],
+//!   [`Duration`] and [`MissedTickBehavior`] make `use hashwheel as time;` a
+//!   stand-in for `use tokio::time;`.
 //! - Resolution is one tick (1 ms by default); a deadline rounds up to the
 //!   next tick, never down.
 //! - [`Sleep`] is `Unpin`: no `tokio::pin!` before `select!`.
 //! - [`Delay`] and [`TimeoutHandle`] add Netty's cancellable timeout.
-//! - [`Wheel::lazy_timeout`] and [`lazy_timeout`](fn@lazy_timeout) add a timeout that starts
-//!   at the first poll finding its future pending (as pingora's
-//!   `fast_timeout`): a future ready at once costs no clock read.
+//! - [`Wheel::lazy_timeout`] and [`lazy_timeout`](fn@lazy_timeout) add a
+//!   timeout that starts at the first poll finding its future pending (as
+//!   pingora's `fast_timeout`): a future ready at once costs no clock read.
 //! - When the wheel shuts down, pending timers complete instead of hanging.
 //! - [`io`] wraps any stream as tokio-io-timeout does (switch by the `use`
 //!   line), `Unpin`, with an idle timeout to reap connections by.

@@ -35,7 +35,8 @@ pub(crate) struct Core {
     pub(crate) slots: usize,
     pub(crate) max_pending: Option<usize>,
     /// Timer futures alive, counted only when `max_pending` is set: each
-    /// holds one count in its claiming [`ShardRef`](crate::engine::shards::ShardRef), which gives it back.
+    /// holds one count in its claiming
+    /// [`ShardRef`](crate::engine::shards::ShardRef), which gives it back.
     pub(crate) live: Padded<AtomicUsize>,
     /// The earliest tick the driver plans to wake for (`u64::MAX`: none).
     next_wake: Padded<AtomicU64>,
@@ -128,7 +129,8 @@ impl Core {
         }
     }
 
-    /// Gives a count back: only a claiming [`ShardRef`](crate::engine::shards::ShardRef) does, when dropped.
+    /// Gives a count back: only a claiming
+    /// [`ShardRef`](crate::engine::shards::ShardRef) does, when dropped.
     pub(crate) fn release(&self) {
         if self.max_pending.is_some() {
             self.live.0.fetch_sub(1, Ordering::Relaxed);
