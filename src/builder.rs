@@ -138,7 +138,11 @@ impl Builder {
 
     /// Bounds the timers alive at once. A `Sleep`, `Timeout` or `Delay`
     /// counts from its creation until it is dropped; beyond the bound the
-    /// `try_` constructors return an error and the plain ones panic.
+    /// `try_` constructors return an error and the plain ones panic, and
+    /// the adapters shed load: `hashwheel::tower::Timeout` answers the
+    /// request with that error, `hashwheel::hyper::Timer` gives hyper a
+    /// sleep already complete. Every refusal counts in
+    /// [`rejected_count`](crate::Metrics::rejected_count).
     ///
     /// # Examples
     ///
