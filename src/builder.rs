@@ -13,13 +13,14 @@ use crate::wheel::Wheel;
 ///
 /// | setting | default | allowed |
 /// |---|---|---|
-/// | [`tick`](crate::Builder::tick) | 1 ms | 1 ms up to 2^62 ns |
-/// | [`slots`](crate::Builder::slots) | 4096 | 1 to 2^30, rounded up to a power of two |
+/// | [`tick`](crate::Builder::tick) | 1 ms | 1 ms to 1 hour |
+/// | [`slots`](crate::Builder::slots) | 4096 | 1 to 2^20, rounded up to a power of two |
 /// | [`max_pending`](crate::Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](crate::Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `slots × shards` must be at most 2^30: each bucket costs 24 bytes and a
-/// bit, allocated when the wheel is built.
+/// `slots × shards` must be at most 2^20: a wheel's buckets are allocated
+/// when it is built, and so they take at most 24 MiB and `build` returns
+/// within milliseconds.
 ///
 /// A setting outside these ranges makes [`build`](Builder::build) return an
 /// error that names its limit. Every setting it accepts works over its
@@ -80,7 +81,9 @@ impl Builder {
     }
 
     /// The wheel's resolution: deadlines round up to a whole number of
-    /// ticks. At least 1 ms (tokio's own timer resolution).
+    /// ticks. At least 1 ms (tokio's own timer resolution), and at most
+    /// 1 hour: a timer may fire up to a tick late, and no timer is served
+    /// by a coarser one.
     ///
     /// # Examples
     ///
@@ -99,6 +102,8 @@ impl Builder {
     ///
     /// let err = hashwheel::Wheel::builder().tick(Duration::from_micros(10)).build();
     /// assert_eq!(err.unwrap_err().to_string(), "tick must be at least 1 millisecond");
+    /// let err = hashwheel::Wheel::builder().tick(Duration::from_secs(7200)).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "tick must be at most 1 hour");
     /// # Ok(())
     /// # }
     /// ```
@@ -107,8 +112,9 @@ impl Builder {
         self
     }
 
-    /// The number of buckets, rounded up to a power of two. More buckets
-    /// mean fewer timers to look at per tick.
+    /// The number of buckets of each shard, rounded up to a power of two.
+    /// More buckets mean fewer timers to look at per tick. At most 2^20,
+    /// and at most 2^20 in all the shards together (see the table above).
     ///
     /// # Examples
     ///
@@ -120,6 +126,8 @@ impl Builder {
     ///
     /// let err = hashwheel::Wheel::builder().slots(0).build();
     /// assert_eq!(err.unwrap_err().to_string(), "slots must be at least 1");
+    /// let err = hashwheel::Wheel::builder().slots(1 << 20).shards(2).build();
+    /// assert!(err.unwrap_err().to_string().starts_with("slots × shards must be at most 2^20"));
     /// # Ok(())
     /// # }
     /// ```
@@ -130,7 +138,11 @@ impl Builder {
 
     /// Bounds the timers alive at once. A `Sleep`, `Timeout` or `Delay`
     /// counts from its creation until it is dropped; beyond the bound the
-    /// `try_` constructors return an error and the plain ones panic.
+    /// `try_` constructors return an error and the plain ones panic, and
+    /// the adapters shed load: `hashwheel::tower::Timeout` answers the
+    /// request with that error, `hashwheel::hyper::Timer` gives hyper a
+    /// sleep already complete. Every refusal counts in
+    /// [`rejected_count`](crate::Metrics::rejected_count).
     ///
     /// # Examples
     ///

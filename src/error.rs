@@ -369,13 +369,13 @@ impl fmt::Display for BuildError {
             BuildKind::NoRuntime => NO_RUNTIME,
             BuildKind::NoTimer => NO_TIMER,
             BuildKind::TickTooShort => "tick must be at least 1 millisecond",
-            BuildKind::TickTooLong => "tick must be at most 2^62 nanoseconds (about 146 years)",
+            BuildKind::TickTooLong => "tick must be at most 1 hour",
             BuildKind::ZeroSlots => "slots must be at least 1",
-            BuildKind::TooManySlots => "slots must be at most 2^30 (1073741824)",
+            BuildKind::TooManySlots => "slots must be at most 2^20 (1048576)",
             BuildKind::ZeroMaxPending => "max_pending must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
             BuildKind::TooManyBuckets => {
-                "slots × shards must be at most 2^30 (every bucket costs 24 bytes and a bit, allocated up front)"
+                "slots × shards must be at most 2^20 (1048576 buckets, 24 MiB, all allocated by build)"
             }
             BuildKind::ZeroMetricsInterval => "metrics_interval must be more than zero",
             BuildKind::DefaultExists => {

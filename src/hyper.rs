@@ -37,6 +37,7 @@ use std::time::{Duration, Instant as StdInstant};
 
 use tokio::time::Instant;
 
+use crate::error::Error;
 use crate::sleep::Sleep as WheelSleep;
 use crate::wheel::Wheel;
 use crate::wheel_or_default::WheelOrDefault;
@@ -62,14 +63,20 @@ use crate::wheel_or_default::WheelOrDefault;
 /// as if its deadline had passed (see [`Sleep`](crate::Sleep)): hyper then
 /// times the connection out instead of waiting forever.
 ///
+/// A wheel at its [`max_pending`](crate::Builder::max_pending) bound sheds
+/// load, and never panics: hyper's `Timer` has no way to return an error,
+/// so the sleep it gets is already complete (hyper then times out the
+/// connection it was for), and the refusal is counted in the wheel's
+/// [`rejected_count`](crate::Metrics::rejected_count). Such a sleep is not
+/// a [`Sleep`]; `reset` replaces it with a new one, which the wheel may
+/// accept by then.
+///
 /// # Panics
 ///
 /// A `Timer::new()` panics when hyper asks it for a sleep outside a tokio
 /// runtime, or in one built without its timer, as `TokioTimer` does. hyper
 /// asks from its connection futures, which run on the runtime. A `Timer`
-/// built from a [`Wheel`] needs no runtime; it panics only when that wheel
-/// is at its [`max_pending`](crate::Builder::max_pending) bound, for
-/// hyper's `Timer` has no way to return an error.
+/// built from a [`Wheel`] needs no runtime and never panics.
 ///
 /// # Examples
 ///
@@ -104,6 +111,24 @@ use crate::wheel_or_default::WheelOrDefault;
 /// hyper::server::conn::http1::Builder::new().timer(timer);
 /// # }
 /// ```
+///
+/// At the wheel's bound, a sleep that is already complete:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use hyper::rt::Timer as _;
+/// use std::time::Duration;
+///
+/// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+/// let timer = hashwheel::hyper::Timer::from(wheel.clone());
+/// let _held = timer.sleep(Duration::from_secs(5)); // the wheel is full
+/// let start = tokio::time::Instant::now();
+/// timer.sleep(Duration::from_secs(5)).await; // at once
+/// assert_eq!(start.elapsed(), Duration::ZERO);
+/// assert_eq!(wheel.metrics().rejected_count(), 1);
+/// # }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 pub struct Timer {
@@ -115,7 +140,8 @@ pub struct Timer {
 /// [`hyper::rt::Sleep`].
 ///
 /// hyper receives it as a `Pin<Box<dyn hyper::rt::Sleep>>`;
-/// `downcast_mut_pin::<hashwheel::hyper::Sleep>()` gets it back. It is
+/// `downcast_mut_pin::<hashwheel::hyper::Sleep>()` gets it back (a sleep
+/// shed at the wheel's bound is not one: see [`Timer`]). It is
 /// [`Unpin`], `Send` and `Sync`.
 ///
 /// # Cancel safety
@@ -185,20 +211,36 @@ impl Timer {
 
     /// A sleep until `deadline` on this timer's wheel.
     #[track_caller]
-    fn sleep_at(&self, deadline: Instant) -> Sleep {
-        Sleep {
-            inner: self.wheel.sleep_until(deadline),
-        }
-    }
-
-    /// A sleep of `duration` from now on this timer's wheel.
-    #[track_caller]
-    fn sleep_for(&self, duration: Duration) -> Sleep {
-        Sleep {
-            inner: self.wheel.sleep(duration),
-        }
+    fn sleep_at(&self, deadline: Instant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
+        boxed(self.wheel.try_sleep_until(deadline), "sleep_until")
     }
 }
+
+/// The sleep hyper gets: `made`, or, when the wheel refused it at its
+/// `max_pending` bound, one already complete; any other error panics as the
+/// free function `what` does.
+#[track_caller]
+fn boxed(made: Result<WheelSleep, Error>, what: &str) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
+    match made {
+        Ok(inner) => Box::pin(Sleep { inner }),
+        Err(e) if e.is_at_capacity() => Box::pin(Shed),
+        Err(e) => e.fail(what),
+    }
+}
+
+/// A sleep the wheel refused at its `max_pending` bound: complete at once,
+/// so that hyper times out the connection it was for.
+struct Shed;
+
+impl Future for Shed {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+impl ::hyper::rt::Sleep for Shed {}
 
 impl From<Wheel> for Timer {
     /// A timer whose sleeps are made on `wheel`.
@@ -211,11 +253,11 @@ impl From<Wheel> for Timer {
 
 impl ::hyper::rt::Timer for Timer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        Box::pin(self.sleep_for(duration))
+        boxed(self.wheel.try_sleep(duration), "sleep")
     }
 
     fn sleep_until(&self, deadline: StdInstant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        Box::pin(self.sleep_at(Instant::from_std(deadline)))
+        self.sleep_at(Instant::from_std(deadline))
     }
 
     fn now(&self) -> StdInstant {
@@ -225,7 +267,7 @@ impl ::hyper::rt::Timer for Timer {
     fn reset(&self, sleep: &mut Pin<Box<dyn ::hyper::rt::Sleep>>, new_deadline: StdInstant) {
         match sleep.as_mut().downcast_mut_pin::<Sleep>() {
             Some(ours) => ours.get_mut().reset(Instant::from_std(new_deadline)),
-            None => *sleep = Box::pin(self.sleep_at(Instant::from_std(new_deadline))),
+            None => *sleep = self.sleep_at(Instant::from_std(new_deadline)),
         }
     }
 }

@@ -53,12 +53,15 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::error::Error;
 use crate::timeout::Timeout as WheelTimeout;
 use crate::wheel::Wheel;
 use crate::wheel_or_default::WheelOrDefault;
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
-/// or an [`Elapsed`](crate::error::Elapsed). The same type as `tower::BoxError`.
+/// an [`Elapsed`](crate::error::Elapsed), or an [`Error`] for a request
+/// shed at the wheel's `max_pending` bound. The same type as
+/// `tower::BoxError`.
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -104,6 +107,34 @@ pub struct TimeoutLayer {
 /// clock: the deadline is the call's instant plus the duration, and the
 /// [`ResponseFuture`] yields the inner response, the inner error boxed, or
 /// a boxed [`Elapsed`](crate::error::Elapsed) at the deadline.
+///
+/// It never panics at the wheel's [`max_pending`](crate::Builder::max_pending)
+/// bound: it sheds the request instead, without calling the inner service,
+/// and the response is a boxed [`Error`] for which
+/// [`is_at_capacity`](Error::is_at_capacity) holds (an HTTP server answers
+/// `503 Service Unavailable`, as for tower's `Overloaded`).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// use hashwheel::{error::Error, tower::Timeout};
+/// use tower::{service_fn, ServiceExt};
+///
+/// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+/// let echo = service_fn(|req: u32| async move { Ok::<_, Infallible>(req) });
+/// let service = Timeout::with_wheel(echo, wheel.clone(), Duration::from_secs(5));
+/// assert_eq!(service.clone().oneshot(7).await.unwrap(), 7);
+///
+/// let _held = wheel.sleep(Duration::from_secs(1)); // the wheel is full
+/// let err = service.oneshot(7).await.unwrap_err();
+/// assert!(err.downcast_ref::<Error>().unwrap().is_at_capacity());
+/// assert_eq!(wheel.metrics().rejected_count(), 1);
+/// # }
+/// ```
 #[derive(Clone)]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct Timeout<S> {
@@ -127,7 +158,17 @@ pin_project! {
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct ResponseFuture<F> {
         #[pin]
-        inner: WheelTimeout<F>,
+        state: State<F>,
+    }
+}
+
+pin_project! {
+    /// A request timed on the wheel, or one shed because the wheel was full.
+    #[project = StateProj]
+    #[derive(Debug)]
+    enum State<F> {
+        Timed { #[pin] timeout: WheelTimeout<F> },
+        Shed { error: Error },
     }
 }
 
@@ -380,19 +421,30 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    /// Calls the inner service and starts the request's clock.
+    /// Starts the request's clock and calls the inner service.
+    ///
+    /// A wheel at its [`max_pending`](crate::Builder::max_pending) bound
+    /// sheds the request, as tower's load shedding does: the inner service
+    /// is not called, the refusal is counted in the wheel's
+    /// [`rejected_count`](crate::Metrics::rejected_count), and the response
+    /// future resolves at once to a boxed [`Error`] for which
+    /// [`is_at_capacity`](Error::is_at_capacity) holds.
     ///
     /// # Panics
     ///
     /// On the default wheel ([`Timeout::new`], [`TimeoutLayer::new`]),
-    /// outside a tokio runtime or in one built without its timer; on any
-    /// wheel at its `max_pending` bound.
+    /// outside a tokio runtime or in one built without its timer.
     #[track_caller]
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
-        let response = self.inner.call(request);
-        ResponseFuture {
-            inner: self.wheel.timeout(self.timeout, response),
-        }
+        let state = match self
+            .wheel
+            .try_timeout_of(self.timeout, || self.inner.call(request))
+        {
+            Ok(timeout) => State::Timed { timeout },
+            Err(error) if error.is_at_capacity() => State::Shed { error },
+            Err(error) => error.fail("timeout"),
+        };
+        ResponseFuture { state }
     }
 }
 
@@ -416,7 +468,11 @@ where
     type Output = Result<T, BoxError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().inner.poll(cx) {
+        let timeout = match self.project().state.project() {
+            StateProj::Timed { timeout } => timeout,
+            StateProj::Shed { error } => return Poll::Ready(Err(Box::new(*error))),
+        };
+        match timeout.poll(cx) {
             Poll::Ready(Ok(Ok(response))) => Poll::Ready(Ok(response)),
             Poll::Ready(Ok(Err(e))) => Poll::Ready(Err(e.into())),
             Poll::Ready(Err(elapsed)) => Poll::Ready(Err(Box::new(elapsed))),

@@ -43,41 +43,46 @@ impl WheelOrDefault {
         }
     }
 
-    /// A sleep of `duration`; panics as [`sleep`](fn@crate::sleep) and
-    /// [`Wheel::sleep`] do.
+    /// A sleep of `duration`, or the error [`try_sleep`](fn@crate::try_sleep)
+    /// and [`Wheel::try_sleep`] return.
     #[cfg(feature = "hyper")]
-    #[track_caller]
-    pub(crate) fn sleep(&self, duration: Duration) -> crate::sleep::Sleep {
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
         match &self.0 {
-            Some(wheel) => wheel.sleep(duration),
-            None => crate::sleep::sleep(duration),
+            Some(wheel) => wheel.try_sleep(duration),
+            None => crate::sleep::try_sleep(duration),
         }
     }
 
-    /// A sleep until `deadline`; panics as [`sleep_until`](crate::sleep_until)
-    /// and [`Wheel::sleep_until`] do.
+    /// A sleep until `deadline`, or the error
+    /// [`try_sleep_until`](crate::try_sleep_until) and
+    /// [`Wheel::try_sleep_until`] return.
     #[cfg(feature = "hyper")]
-    #[track_caller]
-    pub(crate) fn sleep_until(&self, deadline: tokio::time::Instant) -> crate::sleep::Sleep {
+    pub(crate) fn try_sleep_until(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<crate::sleep::Sleep, Error> {
         match &self.0 {
-            Some(wheel) => wheel.sleep_until(deadline),
-            None => crate::sleep::sleep_until(deadline),
+            Some(wheel) => wheel.try_sleep_until(deadline),
+            None => crate::sleep::try_sleep_until(deadline),
         }
     }
 
-    /// `future` with a timeout of `duration`; panics as
-    /// [`timeout`](fn@crate::timeout) and [`Wheel::timeout`] do.
+    /// The future `call` makes, with a timeout of `duration`; `call` is
+    /// made only once the timer has its place on the wheel, so that a
+    /// refusal ([`try_timeout`](fn@crate::try_timeout)'s error) makes no
+    /// call.
     #[cfg(feature = "tower")]
-    #[track_caller]
-    pub(crate) fn timeout<F: std::future::IntoFuture>(
+    pub(crate) fn try_timeout_of<F: std::future::Future>(
         &self,
         duration: Duration,
-        future: F,
-    ) -> crate::timeout::Timeout<F::IntoFuture> {
-        match &self.0 {
-            Some(wheel) => wheel.timeout(duration, future),
-            None => crate::timeout::timeout(duration, future),
-        }
+        call: impl FnOnce() -> F,
+    ) -> Result<crate::timeout::Timeout<F>, Error> {
+        let shard = match &self.0 {
+            Some(wheel) => wheel.claim()?,
+            None => crate::wheel::try_claim_default()?,
+        };
+        let deadline = crate::engine::clock::instant_after(duration);
+        Ok(crate::timeout::Timeout::new(call(), shard, deadline))
     }
 }
 

@@ -239,7 +239,7 @@ fn sleep_after_its_runtime_is_gone_completes() {
 }
 
 /// The `# Panics` of `Timer`: a message naming the call, since hyper's
-/// `Timer` cannot return an error; a held wheel needs no runtime.
+/// `Timer` cannot return an error (a full wheel is no panic: see below).
 #[test]
 fn a_timer_panics_only_as_documented() {
     let message = |f: Box<dyn FnOnce()>| {
@@ -250,25 +250,42 @@ fn a_timer_panics_only_as_documented() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let entered = rt.enter();
+    let _entered = rt.enter();
     assert_eq!(
         message(Box::new(|| drop(Timer::new().sleep(secs(1))))),
         "hashwheel::sleep: the Tokio runtime has no timer: build it with enable_time() or enable_all()"
     );
-    drop(entered);
-    // A held wheel, outside any runtime: fine until it is full.
+}
+
+/// At `max_pending`, hyper's `Timer` (which has no error channel) gets a
+/// sleep that is already complete, outside a runtime too, and the refusal
+/// is counted; `reset` replaces it with a real sleep once there is room.
+#[test]
+fn a_full_wheel_gives_hyper_a_complete_sleep_and_counts_it() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
+        .start_paused(true)
         .build()
         .unwrap();
     let wheel = rt.block_on(async { Wheel::builder().max_pending(1).build().unwrap() });
-    let timer = Timer::from(wheel);
-    let first = timer.sleep(secs(1));
-    assert_eq!(
-        message(Box::new(move || drop(timer.sleep(secs(1))))),
-        "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_pending timers are pending)"
-    );
-    drop(first);
+    let timer = Timer::from(wheel.clone());
+    let held = timer.sleep(secs(1));
+    // A held wheel needs no runtime, full or not.
+    let mut shed = task::spawn(timer.sleep(secs(1)));
+    assert_ready!(shed.poll());
+    let mut shed = timer.sleep_until(std::time::Instant::now() + secs(1));
+    assert!(!shed.is::<hashwheel::hyper::Sleep>());
+    assert_eq!(wheel.metrics().rejected_count(), 2);
+
+    drop(held);
+    rt.block_on(async {
+        let start = Instant::now();
+        timer.reset(&mut shed, (start + secs(1)).into_std());
+        assert_eq!(ours(&mut shed).deadline(), start + secs(1));
+        shed.as_mut().await;
+        assert_eq!(start.elapsed(), secs(1));
+    });
+    assert_eq!(wheel.metrics().rejected_count(), 2);
 }
 
 #[test]
@@ -406,6 +423,24 @@ async fn half_request_is_closed(t: Transport) {
 over_both!(
     header_read_timeout_closes_a_half_request,
     half_request_is_closed
+);
+
+/// What hyper does with it: the connection is timed out at once.
+async fn a_full_wheel_times_the_connection_out(t: Transport) {
+    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let _held = wheel.sleep(secs(60));
+    let (mut client, server) = connect(t).await;
+    let start = Instant::now();
+    let served = serve(server, Timer::from(wheel.clone()));
+    assert_eq!(read_to_close(&mut client).await, b"", "closed, no response");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_header_timeout(served.await);
+    assert_eq!(wheel.metrics().rejected_count(), 1);
+}
+
+over_both!(
+    a_full_wheel_sheds_the_connection,
+    a_full_wheel_times_the_connection_out
 );
 
 async fn idle_keep_alive_is_reaped(t: Transport) {

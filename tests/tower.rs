@@ -246,6 +246,37 @@ async fn max_timeout_outlasts_a_year_long_request() {
     assert_eq!(svc.oneshot(5).await.unwrap(), 10);
 }
 
+// ===== load shedding =====
+
+/// At `max_pending`, `call` sheds the request as tower's `LoadShed` does:
+/// an error, no panic, and the inner service is not called; the refusal
+/// is counted, and once the wheel has room the service times requests
+/// again.
+#[tokio::test(start_paused = true)]
+async fn a_full_wheel_sheds_the_request_with_the_capacity_error() {
+    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let calls = Arc::new(Mutex::new(0));
+    let counted = calls.clone();
+    let inner = service_fn(move |req: u32| {
+        *counted.lock().unwrap() += 1;
+        async move { Ok::<_, Infallible>(req) }
+    });
+    let mut svc = TimeoutLayer::with_wheel(wheel.clone(), ms(100)).layer(inner);
+    let held = wheel.sleep(ms(10));
+    let start = Instant::now();
+    let err = svc.ready().await.unwrap().call(1).await.unwrap_err();
+    let err = err.downcast::<hashwheel::error::Error>().unwrap();
+    assert!(err.is_at_capacity(), "{err}");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(*calls.lock().unwrap(), 0, "the request was shed");
+    assert_eq!(wheel.metrics().rejected_count(), 1);
+
+    drop(held);
+    assert_eq!(svc.ready().await.unwrap().call(2).await.unwrap(), 2);
+    assert_eq!(*calls.lock().unwrap(), 1);
+    assert_eq!(wheel.metrics().rejected_count(), 1);
+}
+
 // ===== types =====
 
 #[test]

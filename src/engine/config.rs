@@ -3,8 +3,6 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::engine::wheel::MAX_SLOTS;
-
 /// The name of a runtime's default wheel, unless its builder names it.
 pub(crate) const DEFAULT_WHEEL: &str = "default";
 
@@ -13,6 +11,19 @@ pub(crate) const UNNAMED: &str = "unnamed";
 
 /// The tick, by default.
 pub(crate) const TICK: Duration = Duration::from_millis(1);
+
+/// The longest tick. Every timer may fire up to a tick late, so a coarser
+/// tick serves no timer: the coarse wheels of timer libraries tick in
+/// milliseconds to seconds (Netty's default is 100 ms), and a timeout of
+/// hours is still kept within an hour by this one.
+pub(crate) const MAX_TICK: Duration = Duration::from_secs(3600);
+
+/// The most buckets of a wheel, all its shards' together (and so the most
+/// slots). Every bucket is allocated and filled before `build` returns
+/// (24 bytes and a bit each): 2^20 of them are 24 MiB, built in about
+/// 3 ms. A wheel of one shard that size turns once in 17 minutes at the
+/// default tick; more buckets would only spread a wheel's timers thinner.
+pub(crate) const MAX_BUCKETS: usize = 1 << 20;
 
 /// Buckets per shard, by default.
 pub(crate) const SLOTS: usize = 4096;
@@ -96,14 +107,13 @@ impl Config {
         if self.tick < Duration::from_millis(1) {
             return Err(BuildKind::TickTooShort);
         }
-        // Two ticks must fit before the clock's horizon (2^63 ns).
-        if self.tick.as_nanos() > 1 << 62 {
+        if self.tick > MAX_TICK {
             return Err(BuildKind::TickTooLong);
         }
         if self.slots == 0 {
             return Err(BuildKind::ZeroSlots);
         }
-        if self.slots > MAX_SLOTS {
+        if self.slots > MAX_BUCKETS {
             return Err(BuildKind::TooManySlots);
         }
         if self.max_pending == Some(0) {
@@ -120,8 +130,7 @@ impl Config {
                 (cores * 4).next_power_of_two().min(64)
             }
         };
-        // Every shard allocates and fills its buckets at build time.
-        if self.slots().saturating_mul(shards) > MAX_SLOTS {
+        if self.slots().saturating_mul(shards) > MAX_BUCKETS {
             return Err(BuildKind::TooManyBuckets);
         }
         Ok(shards)
