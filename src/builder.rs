@@ -18,15 +18,14 @@ use crate::wheel::Wheel;
 /// | [`max_pending`](crate::Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](crate::Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `slots × shards` must be at most 2^20: a wheel's buckets are allocated
-/// when it is built, and so they take at most 24 MiB and `build` returns
-/// within milliseconds.
+/// `slots × shards` must be at most 2^20: a wheel holds its buckets from
+/// the moment it is built, and `build` returns within milliseconds.
 ///
 /// A setting outside these ranges makes [`build`](Builder::build) return an
 /// error that names its limit. Every setting it accepts works over its
-/// whole range, extremes included: no setting makes the wheel's driver
-/// stop, fire a timer early or overflow (`tests/settings.rs` drives the
-/// builder over every range and runs timers on each wheel it builds).
+/// whole range, extremes included: no setting makes the wheel stop, fire a
+/// timer early or overflow (the crate's test suite drives the builder over
+/// every range and runs timers on each wheel it builds).
 ///
 /// # Examples
 ///
@@ -259,17 +258,16 @@ impl Builder {
         self
     }
 
-    /// How late the driver may run before the wheel reports a stall (100 ms
-    /// by default): a pass that fires timers more than this after the end
-    /// of the earliest tick among them emits a `WARN` event, target
+    /// How late the wheel may fire its timers before it reports a stall
+    /// (100 ms by default): timers fired more than this after the end of
+    /// the earliest tick among them emit a `WARN` event, target
     /// `hashwheel`, with the fields `wheel`, `lag_ms` and `pending` (the
-    /// timers pending when the pass began); at most one per second per
-    /// wheel. Every such pass is checked, whether tokio's timer or the
-    /// driver's own task ran it: the first after the wheel is built, one
-    /// after an idle period, one for a new earliest timer
-    /// (`tests/stall_events.rs`). A late driver is the first sign of a
-    /// runtime blocked by a task that does not yield, or overloaded. Any
-    /// duration works; `Duration::MAX` never warns.
+    /// timers pending at that moment); at most one per second per wheel.
+    /// Every firing is checked alike: the first after the wheel is built,
+    /// one after an idle period, one for a new earliest timer. A late
+    /// driver is the first sign of a runtime blocked by a task that does
+    /// not yield, or overloaded. Any duration works; `Duration::MAX` never
+    /// warns.
     ///
     /// # Examples
     ///

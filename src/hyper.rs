@@ -1,11 +1,11 @@
-//! hyper's pluggable timer on a wheel: [`Timer`] implements
-//! [`hyper::rt::Timer`].
+//! hyper's pluggable timer on a wheel: [`Timer`].
 //!
-//! hyper 1.x arms its connection timers (an HTTP/1 server's header-read
-//! timeout, which also reaps idle keep-alive connections, and HTTP/2's
-//! keep-alive pings) through the timer given to `.timer(..)` on its
-//! connection builders, and on hyper-util's `server::conn::auto::Builder`.
-//! Hand it a [`Timer`] and those timers live in a hashwheel wheel:
+//! [`Timer`] implements [`hyper::rt::Timer`]. hyper
+//! 1.x arms its connection timers (an HTTP/1 server's header-read timeout,
+//! which also reaps idle keep-alive connections, and HTTP/2's keep-alive
+//! pings) through the timer given to `.timer(..)` on its connection
+//! builders, and on hyper-util's `server::conn::auto::Builder`. Hand it a
+//! [`Timer`] and those timers live in a hashwheel wheel:
 //!
 //! ```
 //! use std::time::Duration;

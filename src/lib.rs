@@ -96,8 +96,6 @@ pub mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 pub mod hyper;
 mod interval;
-/// Read, write and idle timeouts on any tokio stream: a drop-in for
-/// tokio-io-timeout, with an idle timeout to reap connections by.
 pub mod io;
 mod lazy_timeout;
 mod metrics;

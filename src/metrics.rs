@@ -32,19 +32,13 @@ use crate::engine::lag::{self, LAG_BUCKETS};
 pub struct Metrics(Counts);
 
 // By hand, not derived: a derived `Debug` would print the wheel's inner
-// counts, some of which no getter shows. This prints each getter under its
-// own name, and nothing else; a getter that takes an argument, for each
-// bucket (the histogram) or at the quantiles a dashboard shows.
+// counts, some of which no getter shows. This prints each getter without an
+// argument under its own name, and nothing else; the histogram as one map
+// from each non-empty bucket's range to its count (the last bucket, which
+// runs to `Duration::MAX`, as open-ended), and the quantiles a dashboard
+// shows.
 impl fmt::Debug for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let buckets = 0..self.driver_lag_histogram_num_buckets();
-        let ranges: Vec<Range<Duration>> = buckets
-            .clone()
-            .map(|i| self.driver_lag_histogram_bucket_range(i))
-            .collect();
-        let counts: Vec<u64> = buckets
-            .map(|i| self.driver_lag_histogram_bucket_count(i))
-            .collect();
         f.debug_struct("Metrics")
             .field("num_pending", &self.num_pending())
             .field("num_entries", &self.num_entries())
@@ -57,15 +51,32 @@ impl fmt::Debug for Metrics {
             .field("waker_panic_count", &self.waker_panic_count())
             .field("driver_panic_count", &self.driver_panic_count())
             .field("max_driver_lag", &self.max_driver_lag())
-            .field(
-                "driver_lag_histogram_num_buckets",
-                &self.driver_lag_histogram_num_buckets(),
-            )
-            .field("driver_lag_histogram_bucket_range", &ranges)
-            .field("driver_lag_histogram_bucket_count", &counts)
+            .field("driver_lag_histogram", &LagHistogram(self))
             .field("driver_lag_quantile(0.5)", &self.driver_lag_quantile(0.5))
             .field("driver_lag_quantile(0.99)", &self.driver_lag_quantile(0.99))
             .finish()
+    }
+}
+
+/// The non-empty buckets of a [`Metrics`]' lag histogram, for its `Debug`.
+struct LagHistogram<'a>(&'a Metrics);
+
+impl fmt::Debug for LagHistogram<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        let mut map = f.debug_map();
+        for i in 0..m.driver_lag_histogram_num_buckets() {
+            let count = m.driver_lag_histogram_bucket_count(i);
+            if count == 0 {
+                continue;
+            }
+            let Range { start, end } = m.driver_lag_histogram_bucket_range(i);
+            match end {
+                Duration::MAX => map.entry(&(start..), &count),
+                _ => map.entry(&(start..end), &count),
+            };
+        }
+        map.finish()
     }
 }
 
@@ -196,10 +207,8 @@ impl Metrics {
         self.0.cancelled
     }
 
-    /// Times the driver has woken up: its alarm, run by tokio's timer at a
-    /// tick with work, or its task, run for a registration that needs an
-    /// earlier tick or a batch too big for the alarm. An idle wheel does not
-    /// wake.
+    /// Times the wheel's driver has woken up to fire timers or to note a new
+    /// earliest deadline. An idle wheel does not wake.
     ///
     /// # Examples
     ///
@@ -280,14 +289,11 @@ impl Metrics {
         self.0.driver_panics
     }
 
-    /// The longest a driver pass that fired timers ran after the end of the
-    /// earliest tick it fired (or, for a timer made after its tick had
-    /// ended, after the timer was made): how far a stalled runtime made
-    /// timers late.
-    /// Every such pass counts, whether tokio's timer or the driver's task
-    /// ran it (its first, one after an idle period, one for a new earliest
-    /// timer); checked by `tests/wheel_metrics.rs` and
-    /// `tests/stall_events.rs`.
+    /// The longest the wheel has fired timers after the end of the earliest
+    /// tick among them (or, for a timer made after its tick had ended, after
+    /// the timer was made): how far a stalled runtime made timers late.
+    /// Every firing counts: the first, one after an idle period, one for a
+    /// new earliest timer.
     ///
     /// # Examples
     ///
@@ -518,11 +524,12 @@ mod tests {
     }
 
     /// Counts with a value of its own in every field, the driver's lag in
-    /// two buckets.
+    /// three buckets, the last (open-ended) one among them.
     fn counts() -> Counts {
         let mut lag_buckets = [0; LAG_BUCKETS];
         lag_buckets[3] = 40;
         lag_buckets[11] = 2;
+        lag_buckets[LAG_BUCKETS - 1] = 1;
         Counts {
             pending: 101,
             entries: 102,
@@ -556,8 +563,14 @@ mod tests {
             .map(|name| name.split('(').next().unwrap())
             .collect();
         named.dedup();
-        let mut want = getters();
-        assert!(want.len() >= 15, "getters read from the source: {want:?}");
+        // The histogram's three getters show as one map.
+        let histogram = "driver_lag_histogram";
+        let mut want: Vec<&str> = getters()
+            .into_iter()
+            .filter(|g| !g.starts_with(histogram))
+            .chain([histogram])
+            .collect();
+        assert!(want.len() >= 13, "getters read from the source: {want:?}");
         want.sort_unstable();
         let mut sorted = named.clone();
         sorted.sort_unstable();
@@ -588,18 +601,20 @@ mod tests {
         scalar("waker_panic_count", &m.waker_panic_count());
         scalar("driver_panic_count", &m.driver_panic_count());
         scalar("max_driver_lag", &m.max_driver_lag());
-        let n = m.driver_lag_histogram_num_buckets();
-        scalar("driver_lag_histogram_num_buckets", &n);
         scalar("driver_lag_quantile(0.5)", &m.driver_lag_quantile(0.5));
         scalar("driver_lag_quantile(0.99)", &m.driver_lag_quantile(0.99));
-        let ranges: Vec<_> = (0..n)
-            .map(|i| m.driver_lag_histogram_bucket_range(i))
-            .collect();
-        let counts: Vec<_> = (0..n)
-            .map(|i| m.driver_lag_histogram_bucket_count(i))
-            .collect();
-        scalar("driver_lag_histogram_bucket_range", &ranges);
-        scalar("driver_lag_histogram_bucket_count", &counts);
+
+        // The histogram: its non-empty buckets only, each range and count
+        // as the getters give them, the last open-ended.
+        let last = m.driver_lag_histogram_bucket_range(LAG_BUCKETS - 1).start;
+        let want = format!(
+            "{{{:?}: 40, {:?}: 2, {:?}: 1}}",
+            m.driver_lag_histogram_bucket_range(3),
+            m.driver_lag_histogram_bucket_range(11),
+            last..,
+        );
+        scalar(histogram, &format_args!("{want}"));
+        assert!(!flat.contains(&format!("{:?}", Duration::MAX)), "{flat}");
 
         // Nothing a getter does not show: not the drained entries.
         assert!(!flat.contains("drained"), "{flat}");

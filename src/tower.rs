@@ -24,9 +24,13 @@
 //! `HandleErrorLayer` does the mapping:
 //!
 //! ```ignore
-//! use axum::{error_handling::HandleErrorLayer, http::StatusCode, BoxError, Router};
+//! use std::time::Duration;
+//!
+//! use axum::{error_handling::HandleErrorLayer, http::StatusCode, routing::get, BoxError, Router};
 //! use hashwheel::{error::Elapsed, tower::TimeoutLayer};
 //! use tower::ServiceBuilder;
+//! # async fn handler() -> &'static str { "hello" }
+//! # fn app() -> Router {
 //!
 //! let app = Router::new().route("/", get(handler)).layer(
 //!     ServiceBuilder::new()
@@ -39,6 +43,8 @@
 //!         }))
 //!         .layer(TimeoutLayer::new(Duration::from_secs(5))),
 //! );
+//! # app
+//! # }
 //! ```
 //!
 //! Only available with the `tower` feature.

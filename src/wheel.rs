@@ -15,42 +15,6 @@ use crate::metrics::Metrics;
 /// [`shutdown`](Wheel::shutdown), until its runtime shuts down, or until the
 /// last `Wheel` handle and the last timer are dropped.
 ///
-/// # Implementation
-///
-/// A hashed timing wheel (Varghese & Lauck, *Hashed and Hierarchical Timing
-/// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and of
-/// the Linux timer wheel:
-///
-/// - Time is cut into ticks ([`Builder::tick`](crate::Builder::tick),
-///   1 ms by default) that end on tokio's own millisecond boundaries. A
-///   deadline rounds **up** to the end of its tick, so with 1 ms ticks a
-///   timer fires at the millisecond tokio's timer would, never before its
-///   deadline.
-/// - A ring of `slots` buckets (4096 by default): a timer due at tick `t`
-///   waits in bucket `t mod slots`, keeping its absolute tick, so a timer
-///   whole turns away stays in its bucket until its turn comes.
-/// - Each bucket is a doubly linked list of timers. Registering and
-///   cancelling are O(1); expiry is O(1) per expired timer plus a look at
-///   the buckets with work, which a bitmap of occupied buckets finds 64 at
-///   a time.
-/// - Worker threads making and cancelling timers at the same time seldom
-///   wait on each other (see [`Builder::shards`](crate::Builder::shards)).
-/// - Most timers are cancelled long before they are due: a new timer waits
-///   in a short batch before it joins its bucket, and one cancelled there
-///   is removed without touching any bucket.
-/// - A deadline moved later costs O(1) and leaves the timer where it is;
-///   the driver moves it when the old deadline comes, and wakes no one
-///   then.
-/// - Polling a timer before its tick, with the waker it already holds,
-///   costs O(1) and waits on no other thread.
-/// - One driver task sleeps on a single tokio `Sleep` until the next tick
-///   with work, so an idle wheel never wakes. Its pass runs inside tokio's
-///   own timer processing, so timers are woken in the same step as tokio's
-///   own would be (also under `tokio::time::advance` on a paused clock).
-/// - Timers register lazily, on their first poll: a timer dropped before it
-///   is polled, or a [`timeout`](Wheel::timeout) whose future is ready at
-///   once, never touches the wheel.
-///
 /// # Examples
 ///
 /// ```
@@ -65,6 +29,18 @@ use crate::metrics::Metrics;
 /// assert!(start.elapsed() >= Duration::from_millis(100));
 /// # }
 /// ```
+///
+/// # Implementation
+///
+/// A hashed timing wheel (Varghese & Lauck, *Hashed and Hierarchical Timing
+/// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and of
+/// the Linux timer wheel: time is cut into [ticks](crate::Builder::tick), a
+/// ring of [buckets](crate::Builder::slots) holds each timer in the bucket
+/// its tick maps to, and threads keep their timers in
+/// [shards](crate::Builder::shards) of their own. Starting, moving and
+/// cancelling a timer cost O(1); firing costs O(1) per timer fired, plus a
+/// look at each tick with work. The design in full is in the engine's module
+/// docs, in the crate's source (`src/engine/mod.rs`).
 #[derive(Debug, Clone)]
 pub struct Wheel {
     handle: WheelHandle,

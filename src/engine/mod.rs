@@ -123,6 +123,12 @@
 //! multi-thread runtime yields after a batch that fits in half a worker's local
 //! run queue, so the woken tasks stay stealable and run while still warm.
 //!
+//! Each firing of the alarm and each wake of the task counts one wake-up
+//! (`Metrics::driver_wakeups_count`), and each pass that fires timers
+//! measures the driver's lag (`Metrics::max_driver_lag`, the lag histogram,
+//! the stall `WARN`): the first after the wheel is built, one after an idle
+//! period and one for a new earliest timer alike.
+//!
 //! ## The default wheel
 //!
 //! Each tokio runtime gets a default wheel on first use, its driver a task on

@@ -1,13 +1,13 @@
-// The summary line of these docs is the doc comment on `pub mod io` in
-// `lib.rs`.
-
+//! Read, write and idle timeouts on any tokio stream: a drop-in for
+//! tokio-io-timeout, with an idle timeout to reap connections by.
+//!
 //! [`TimeoutReader`], [`TimeoutWriter`] and [`TimeoutStream`] wrap an
 //! [`AsyncRead`](tokio::io::AsyncRead), an
 //! [`AsyncWrite`](tokio::io::AsyncWrite) or both, and turn an operation
 //! that stays pending too long into an error of kind
 //! [`io::ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut). They have
-//! tokio-io-timeout 1.2's methods and meaning, so switching is the `use`
-//! line:
+//! tokio-io-timeout 1.2's methods and meaning, so a program switches by its
+//! `use` line:
 //!
 //! ```
 //! # #![allow(unused_imports)]
@@ -22,10 +22,9 @@
 //!   the operation first waited plus the timeout, rounded up to the
 //!   wheel's tick: with the default 1 ms tick, the millisecond at which
 //!   tokio's own timer (and so tokio-io-timeout) fires, never before. (A
-//!   countdown that starts while the timer is still due for an earlier one
-//!   keeps its end as a distance from that timer's deadline, rounded up to
-//!   the microsecond, or past 35 minutes to the millisecond: it may then
-//!   end a tick after tokio's, never before.)
+//!   countdown that starts while an earlier one's timer is still pending
+//!   has its end rounded up to the microsecond, or past 35 minutes to the
+//!   millisecond: it may then end a tick after tokio's, never before.)
 //! - [`TimeoutStream::set_idle_timeout`]: once no read and no write has
 //!   completed successfully for that long, the operation that waits
 //!   returns `TimedOut`, never earlier. The idle time counts from the
@@ -47,49 +46,8 @@
 //! it (the wheel of [`hashwheel::sleep`](fn@crate::sleep)); `with_wheel`
 //! gives it a [`Wheel`](crate::Wheel) of your own.
 //!
-//! # Cost
-//!
-//! - A wrapper with no timeout set holds one null pointer beside the
-//!   stream, allocates nothing, and adds a branch to each operation.
-//! - Setting a timeout allocates one box, the size of a
-//!   [`Sleep`](crate::Sleep) and one word: all that a stream with an idle timeout, or a
-//!   reader or writer with its timeout, needs. The word holds the timeout
-//!   in whole milliseconds and its deadline as a distance from the
-//!   sleep's. A stream's read and write timeouts, the sleep of its writes,
-//!   a wheel given to `with_wheel`, and a timeout that is not a whole
-//!   number of milliseconds or is over 37 hours go in a second box, made
-//!   when first needed. The sleep is made when an operation first waits,
-//!   and reused.
-//! - An operation that completes ends its direction's countdown with a
-//!   store; it neither cancels nor moves the sleep. With an idle timeout,
-//!   a successful one that was ready at once, with nothing else waiting,
-//!   records the activity in the same store, and the stream's next wait
-//!   reads the clock for it; one that waited, or that completes while
-//!   another operation waits (a stream split between two tasks), reads the
-//!   clock then, so that the waiting operation's deadline moves with it.
-//!   Either way the idle time counts from an instant no earlier than the
-//!   operation's: never early. (No cheaper clock bounds that instant from
-//!   above: a coarse system clock trails the precise one by more than its
-//!   resolution, and only tokio's clock follows a paused test.)
-//! - An operation that waits starts a countdown: a clock read when its
-//!   direction has a timeout of its own (the idle deadline needs none).
-//!   The sleep is moved only to an earlier deadline, O(1) (see
-//!   [`Sleep::reset`](crate::Sleep::reset)); a sleep due sooner than the new
-//!   deadline stays where it is.
-//! - A sleep due before the deadline it stands for (left behind by an
-//!   operation that completed, or by a countdown that started since) wakes
-//!   its task once at its old deadline; the poll that follows finds
-//!   nothing due and, if an operation waits, moves the sleep on. A
-//!   connection that waits once per message thus costs one move of its
-//!   sleep and one wake-up per countdown period, however many messages.
-//!
-//! tokio-io-timeout wraps a tokio `Sleep` per direction (made with the
-//! wrapper, which must be pinned). An operation that completes after
-//! waiting moves that sleep to the present, through tokio's timer, and
-//! the task is woken once more: at once when the clock is on one of
-//! tokio's millisecond ticks; otherwise at the next tick, unless the task
-//! waits on the stream again first. (The benchmark member's `io` tests
-//! count these wake-ups for both crates, on tokio's paused clock.)
+//! What a wrapper costs, in memory and per operation, beside
+//! tokio-io-timeout, is in the crate's BENCHMARKS.md.
 //!
 //! # Differences from tokio-io-timeout
 //!

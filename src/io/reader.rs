@@ -25,10 +25,10 @@ pin_project! {
     /// [cooperative scheduling](tokio::task::coop) as tokio-io-timeout's
     /// does: a read that times out spends a unit of the task's budget.
     ///
-    /// It is [`Unpin`], `Send` and `Sync` when `R` is, and holds `R` and one
-    /// pointer (null until a timeout is set). See the
-    /// [module docs](crate::io) for its timer, what a read costs, and what
-    /// it does once its wheel has shut down.
+    /// It is [`Unpin`], `Send` and `Sync` when `R` is, and allocates nothing
+    /// until a timeout is set. See the [module docs](crate::io) for its
+    /// timer and what it does once its wheel has shut down, and the crate's
+    /// BENCHMARKS.md for what it costs.
     ///
     /// # Examples
     ///

@@ -45,12 +45,10 @@ pin_project! {
     /// [cooperative scheduling](tokio::task::coop) as tokio-io-timeout's
     /// do: an operation that times out spends a unit of the task's budget.
     ///
-    /// It is [`Unpin`], `Send` and `Sync` when `S` is, and holds `S` and one
-    /// pointer (null until a timeout is set). A successful operation with an
-    /// idle timeout set records the activity with one store, or, when it
-    /// waited or another operation waits, reads the clock. See the
-    /// [module docs](crate::io) for its timers, what an operation costs, and
-    /// what it does once its wheel has shut down.
+    /// It is [`Unpin`], `Send` and `Sync` when `S` is, and allocates nothing
+    /// until a timeout is set. See the [module docs](crate::io) for its
+    /// timers and what it does once its wheel has shut down, and the crate's
+    /// BENCHMARKS.md for what it costs.
     ///
     /// # Examples
     ///

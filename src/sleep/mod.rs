@@ -14,16 +14,20 @@ use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 /// A future that completes at a deadline, made by
-/// [`Wheel::sleep`](crate::Wheel::sleep) or
-/// [`Wheel::sleep_until`](crate::Wheel::sleep_until).
+/// [`sleep`](fn@crate::sleep) or [`sleep_until`](fn@crate::sleep_until) on
+/// the runtime's default wheel, or by [`Wheel::sleep`](crate::Wheel::sleep)
+/// or [`Wheel::sleep_until`](crate::Wheel::sleep_until) on a given one; each
+/// has a `try_` twin ([`try_sleep`](fn@crate::try_sleep),
+/// [`Wheel::try_sleep`](crate::Wheel::try_sleep), ...) that returns an
+/// error where it would panic.
 ///
 /// It completes at the first tick of its wheel at or after the deadline:
 /// never before the deadline, at most one tick (plus scheduling) after it.
 ///
 /// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
 /// `&mut sleep` in a loop without `tokio::pin!`. It registers with its
-/// wheel only at its first poll. Dropping it drops its waker at once and
-/// cancels its timer in amortised O(1).
+/// wheel only at its first poll. Dropping it cancels its timer and drops
+/// its waker at once.
 ///
 /// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
 /// tokio's `Sleep` does: each completion spends a unit of the task's

@@ -3,7 +3,7 @@
 //! tokio's clock reads outside a paused test) against
 //! `CLOCK_MONOTONIC_COARSE`, per call, and how far the coarse clock trails
 //! the precise one. `hashwheel::io` reads `Instant::now()` after every
-//! successful operation with an idle timeout; BENCHMARKS.md's io section
+//! successful operation that waited, with an idle timeout; bench/ANALYSIS.md
 //! cites this.
 //!
 //! ```text
