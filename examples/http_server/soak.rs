@@ -121,6 +121,7 @@ pub async fn run(args: &Args) -> ExitCode {
         stop: Arc::new(AtomicBool::new(false)),
     };
     let load_start = loadavg();
+    let waited_start = system::runqueue_wait();
     let cpu_start = system::cpu_time();
     let start = Instant::now();
     let mut clients = soak_clients::start(&ctx);
@@ -165,6 +166,11 @@ pub async fn run(args: &Args) -> ExitCode {
         && settle(|| wheel.metrics().num_pending() == pending_start).await;
     let cpu = system::cpu_time() - cpu_start;
     let load_end = loadavg();
+    let waited = system::runqueue_wait()
+        .zip(waited_start)
+        .map_or("-".into(), |(end, start)| {
+            format!("{:.1} s", (end.saturating_sub(start)).as_secs_f64())
+        });
     let held = stretch.await.expect("the filler does not panic");
 
     let m = wheel.metrics();
@@ -203,7 +209,11 @@ pub async fn run(args: &Args) -> ExitCode {
     }
     let blocks = stats.blocks.lock().unwrap().clone();
     let blocked = stats.blocked();
-    println!("  timeouts   kind                  count    p50       p99       max   (bound {})   deadline in a block: count, max (bound block + {})", ms(SLACK), ms(SLACK));
+    println!(
+        "  timeouts   kind                  count    p50       p99       max (when)     <= {}   deadline in a block: count, max (bound: the block + {})",
+        ms(SLACK),
+        ms(SLACK)
+    );
     let mut checks = Vec::new();
     for (l, t, what) in ROWS {
         let late = stats.lateness(l, t);
@@ -213,7 +223,7 @@ pub async fn run(args: &Args) -> ExitCode {
             .map(|b| b.at.saturating_duration_since(b.deadline))
             .max();
         println!(
-            "             {what:20} {:6} {:>9} {:>9} {:>9} (at {:>4}){}   {:6}, {}",
+            "             {what:20} {:6} {:>9} {:>9} {:>9} (at {:>4}) {:>6.2}%{}   {:6}, {}",
             late.count,
             ms(late.quantile(0.5)),
             ms(late.quantile(0.99)),
@@ -222,6 +232,7 @@ pub async fn run(args: &Args) -> ExitCode {
                 "{:.0} s",
                 (a - start).as_secs_f64()
             )),
+            late.within(SLACK) as f64 * 100.0 / late.count.max(1) as f64,
             if late.early > 0 {
                 format!("  EARLY {}", late.early)
             } else {
@@ -285,7 +296,7 @@ pub async fn run(args: &Args) -> ExitCode {
         cpu.as_secs_f64() / load_time.as_secs_f64() * 100.0
     );
     println!(
-        "  host       load average {load_start} at the start, {load_end} at the end, on {} CPUs",
+        "  host       load average {load_start} at the start, {load_end} at the end, on {} CPUs; the process's threads waited {waited} for a CPU",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let rss_flat = rss.start > 0

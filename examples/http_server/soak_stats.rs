@@ -113,6 +113,13 @@ impl Lateness {
         self.buckets[i] += 1;
     }
 
+    /// How many fired at most `bound` after their deadline (`bound` a
+    /// multiple of 10 µs).
+    pub fn within(&self, bound: Duration) -> u64 {
+        let n = (bound.as_nanos() / BUCKET_NS as u128) as usize;
+        self.buckets[..n.min(BUCKETS)].iter().sum()
+    }
+
     /// The upper end of the bucket holding the `q` quantile of the
     /// on-time timeouts (the exact maximum for the last).
     pub fn quantile(&self, q: f64) -> Duration {

@@ -50,3 +50,18 @@ fn page_size() -> Option<u64> {
         .find(|pair| word(&pair[..8]) == AT_PAGESZ)
         .map(|pair| word(&pair[8..]))
 }
+
+/// How long the process's threads have waited, runnable, for a CPU
+/// (`/proc/self/task/*/schedstat`, Linux; threads that have exited are
+/// left out): what other processes on the host took from this one.
+pub fn runqueue_wait() -> Option<Duration> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        let Ok(stat) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        total += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(total))
+}
