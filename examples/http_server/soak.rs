@@ -11,8 +11,9 @@
 //! timeout the server enforced seen by the server within 5 ms of its
 //! deadline (those whose deadline falls in a blocked worker's window, or
 //! up to 5 ms before it, within that block's length plus 5 ms, counted
-//! apart); every connection ended as its kind should, and no client saw
-//! anything else; the RSS after warm-up within 5% of its value at the end
+//! apart); every connection ended as its kind should (a head cut short by
+//! a half-close or a reset ends at hyper's EOF or reset error, never by a
+//! timer), and no client saw anything else; the RSS after warm-up within 5% of its value at the end
 //! of warm-up (which covers the stretch at the bound, whose timers grow
 //! the wheel once); the wheel's pending count back to its baseline.
 
