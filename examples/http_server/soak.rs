@@ -44,6 +44,8 @@ const STRETCH_LEN: Duration = Duration::from_secs(3);
 const BLOCK: Duration = Duration::from_millis(500);
 const FIRST_BLOCK: Duration = Duration::from_secs(8);
 const BLOCK_EVERY: Duration = Duration::from_secs(30);
+/// The shortest run that holds the stretch and the first block.
+const MIN_SECS: Duration = Duration::from_secs(10);
 /// The server's write timeout (for clients that never read).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 /// `GET /big`: far more than loopback's socket buffers hold for a client
@@ -63,6 +65,10 @@ const ROWS: [(Listener, Timer, &str); 6] = [
 ];
 
 pub async fn run(args: &Args) -> ExitCode {
+    if args.secs < MIN_SECS {
+        eprintln!("http_server --soak: --secs must be at least {MIN_SECS:?}, for the stretch at the bound and a block");
+        return ExitCode::from(2);
+    }
     let panics = count_panics();
     system::ensure_open_files(4096);
     if let Err(e) = hashwheel::Wheel::builder()
@@ -163,6 +169,8 @@ pub async fn run(args: &Args) -> ExitCode {
     for s in servers {
         let _ = s.await;
     }
+    // The filler's timers are gone before the pending count is read.
+    let held = stretch.await.expect("the filler does not panic");
     let settled = settle(|| stats.open.load(Relaxed) == 0).await
         && settle(|| wheel.metrics().num_pending() == pending_start).await;
     let cpu = system::cpu_time() - cpu_start;
@@ -172,7 +180,6 @@ pub async fn run(args: &Args) -> ExitCode {
         .map_or("-".into(), |(end, start)| {
             format!("{:.1} s", (end.saturating_sub(start)).as_secs_f64())
         });
-    let held = stretch.await.expect("the filler does not panic");
 
     let m = wheel.metrics();
     let pending_end = m.num_pending();
