@@ -4,8 +4,9 @@ use std::time::Duration;
 
 pub const USAGE: &str = "\
 usage: http_server [--secs N] [--conns N] [--timer hashwheel|tokio] [--serve-only [--port N]]
-                   [--header-timeout-ms N] [--request-timeout-ms N] [--metrics-port N]
-  --secs N                how long the load runs (default 10; with --serve-only: how long to serve, default 60)
+                   [--header-timeout-ms N] [--request-timeout-ms N] [--metrics-port N] [--soak]
+  --secs N                how long the load runs (default 10; with --serve-only: how long to serve,
+                          default 60; with --soak: how long the soak runs, default 600)
   --conns N               keep-alive connections the load generator opens (default 2000)
   --timer hashwheel|tokio the server's timers: hashwheel (hashwheel::hyper::Timer and
                           hashwheel::tower::TimeoutLayer, the default) or tokio (hyper-util's
@@ -15,7 +16,9 @@ usage: http_server [--secs N] [--conns N] [--timer hashwheel|tokio] [--serve-onl
   --header-timeout-ms N   hyper's header_read_timeout, which also reaps idle keep-alive connections (default 1000)
   --request-timeout-ms N  the per-request timeout of the tower layer (default 500)
   --metrics-port N        where GET /metrics serves the timer metrics in the Prometheus text
-                          format, on 127.0.0.1 (default 0: a free port, printed at the start)";
+                          format, on 127.0.0.1 (default 0: a free port, printed at the start)
+  --soak                  the soak under faults (misbehaving clients, a blocked worker, the wheel
+                          at its bound) with hashwheel's timers; --conns and --timer do not apply";
 
 /// Which timers the server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,7 @@ pub struct Args {
     pub header_timeout: Duration,
     pub request_timeout: Duration,
     pub metrics_port: u16,
+    pub soak: bool,
 }
 
 impl Args {
@@ -49,6 +53,7 @@ impl Args {
             header_timeout: Duration::from_millis(1000),
             request_timeout: Duration::from_millis(500),
             metrics_port: 0,
+            soak: false,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -65,6 +70,7 @@ impl Args {
                     }
                 }
                 "--serve-only" => args.serve_only = true,
+                "--soak" => args.soak = true,
                 "--port" => args.port = number(value()?)?.min(u16::MAX as u64) as u16,
                 "--header-timeout-ms" => {
                     args.header_timeout = Duration::from_millis(number(value()?)?.clamp(10, 60_000))
@@ -80,7 +86,11 @@ impl Args {
                 f => return Err(format!("unknown option {f}")),
             }
         }
-        let default = if args.serve_only { 60 } else { 10 };
+        let default = match (args.serve_only, args.soak) {
+            (true, _) => 60,
+            (_, true) => 600,
+            _ => 10,
+        };
         args.secs = Duration::from_secs(secs.unwrap_or(default));
         Ok(args)
     }

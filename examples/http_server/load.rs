@@ -77,7 +77,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn error(&self, what: &str, e: impl std::fmt::Display) {
+    pub fn error(&self, what: &str, e: impl std::fmt::Display) {
         self.errors.fetch_add(1, Relaxed);
         self.note(what, e);
     }
@@ -147,9 +147,9 @@ impl Load {
     }
 }
 
-type Conn = JoinHandle<Result<(), hyper::Error>>;
+pub type Conn = JoinHandle<Result<(), hyper::Error>>;
 
-async fn connect(addr: SocketAddr, stats: &Stats) -> Option<(SendRequest<Empty<Bytes>>, Conn)> {
+pub async fn connect(addr: SocketAddr, stats: &Stats) -> Option<(SendRequest<Empty<Bytes>>, Conn)> {
     let stream = match TcpStream::connect(addr).await {
         Ok(s) => s,
         Err(e) => {
@@ -168,7 +168,10 @@ async fn connect(addr: SocketAddr, stats: &Stats) -> Option<(SendRequest<Empty<B
 }
 
 /// One request; its status, or the error.
-async fn get(send: &mut SendRequest<Empty<Bytes>>, path: &str) -> Result<StatusCode, hyper::Error> {
+pub async fn get(
+    send: &mut SendRequest<Empty<Bytes>>,
+    path: &str,
+) -> Result<StatusCode, hyper::Error> {
     send.ready().await?;
     let req = Request::get(path)
         .header("host", "127.0.0.1")

@@ -8,6 +8,7 @@
 //! cargo run --release --example http_server -- --secs 20 --conns 2000
 //! cargo run --release --example http_server -- --serve-only --port 3000   # for wrk & co
 //! cargo run --release --example http_server -- --metrics-port 9000   # curl 127.0.0.1:9000/metrics
+//! cargo run --release --example http_server -- --soak --secs 600   # under faults, checked (soak.rs)
 //! ```
 //!
 //! The server is hyper's HTTP/1 connection builder with
@@ -42,6 +43,10 @@ mod prometheus;
 mod report;
 mod server;
 mod service;
+mod soak;
+mod soak_clients;
+mod soak_server;
+mod soak_stats;
 mod system;
 
 use std::process::ExitCode;
@@ -69,6 +74,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.soak {
+        return soak::run(&args).await;
+    }
     // Both ends of every connection live in this process.
     if !args.serve_only {
         let needed = 2 * args.conns as u64 + SPARE_FILES;

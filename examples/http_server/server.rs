@@ -51,16 +51,29 @@ pub async fn run<S: App>(
     timer: TimerKind,
     header_timeout: Duration,
     stats: Arc<Stats>,
+    stop: watch::Receiver<bool>,
+) {
+    accept(listener, stop, |stream| {
+        stats.accepted.fetch_add(1, Relaxed);
+        stats.open.fetch_add(1, Relaxed);
+        let (app, stats) = (app.clone(), stats.clone());
+        tokio::spawn(serve(stream, app, timer, header_timeout, stats));
+    })
+    .await
+}
+
+/// Hands each connection `listener` accepts to `conn` until `stop` turns
+/// true.
+pub async fn accept(
+    listener: TcpListener,
     mut stop: watch::Receiver<bool>,
+    mut conn: impl FnMut(TcpStream),
 ) {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                stats.accepted.fetch_add(1, Relaxed);
-                stats.open.fetch_add(1, Relaxed);
-                let (app, stats) = (app.clone(), stats.clone());
-                tokio::spawn(serve(stream, app, timer, header_timeout, stats));
+                conn(stream);
             }
             _ = stop.wait_for(|s| *s) => return,
         }
