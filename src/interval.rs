@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::engine::clock::later;
+use crate::engine::clock::{later, Reached};
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::sleep::Sleep;
@@ -129,7 +129,7 @@ impl Interval {
         } else {
             later(scheduled, self.period)
         };
-        self.sleep.reset(next);
+        self.sleep.reset_known(next, Reached::by(next, now));
         Poll::Ready(scheduled)
     }
 
@@ -192,7 +192,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_immediately(&mut self) {
-        self.sleep.reset(Instant::now());
+        self.sleep.reset_known(Instant::now(), Reached::Yes);
     }
 
     /// Makes the next tick come `after` from now.
