@@ -27,6 +27,11 @@ const MISSED_AFTER: Duration = Duration::from_millis(5);
 /// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
 /// tokio's `Interval` does: each tick spends a unit of the task's budget,
 /// so a burst of missed ticks lets the runtime's other tasks run in between.
+/// Catching up, it yields when the budget is spent (after 128 ticks with
+/// tokio's budget). On the real clock tokio's `Interval` also yields once
+/// sooner, after the missed ticks that its driver's last pass before the
+/// stall had covered: the next ones wait for that driver though their
+/// deadlines have passed, where a passed deadline completes here at once.
 ///
 /// # Cancel safety
 ///
