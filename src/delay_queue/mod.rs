@@ -156,7 +156,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn new() -> DelayQueue<T> {
-        DelayQueue::with_capacity(0)
+        DelayQueue::made(0, "DelayQueue::new")
     }
 
     /// Like [`new`](DelayQueue::new), but returns an error where it would
@@ -201,11 +201,18 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
+        DelayQueue::made(capacity, "DelayQueue::with_capacity")
+    }
+
+    /// A queue on the current runtime's default wheel, or outside a
+    /// runtime one that finds its wheel at its first insert; `what` names
+    /// the constructor in a panic.
+    #[track_caller]
+    fn made(capacity: usize, what: &str) -> DelayQueue<T> {
         if tokio::runtime::Handle::try_current().is_err() {
             return DelayQueue::unbound(None, capacity);
         }
-        let shard = claim_default("DelayQueue::with_capacity");
-        DelayQueue::on(QueueAlarm::new(shard), capacity)
+        DelayQueue::on(QueueAlarm::new(claim_default(what)), capacity)
     }
 
     /// The queue's wheel and alarm; a queue made outside a runtime finds
