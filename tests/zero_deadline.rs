@@ -89,19 +89,20 @@ fn ahead_is_pending(wheel: &Wheel) {
     assert!(poll(&mut delay).is_pending());
 }
 
-fn coarse() -> Wheel {
-    Builder::new().tick(COARSE).build_default().unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_thread_real_clock_coarse_tick() {
-    let wheel = coarse();
-    // Rounds at several points of the tick.
+/// The runtime's default wheel with a 100 ms tick, checked at several
+/// points of its tick.
+async fn coarse_rounds() {
+    let wheel = Builder::new().tick(COARSE).build_default().unwrap();
     for _ in 0..5 {
         zero_and_past_are_ready(&wheel, true);
         ahead_is_pending(&wheel);
         tokio::time::sleep(Duration::from_millis(23)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_thread_real_clock_coarse_tick() {
+    coarse_rounds().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,12 +113,7 @@ async fn multi_thread_real_clock_default_tick() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn current_thread_real_clock_coarse_tick() {
-    let wheel = coarse();
-    for _ in 0..5 {
-        zero_and_past_are_ready(&wheel, true);
-        ahead_is_pending(&wheel);
-        tokio::time::sleep(Duration::from_millis(23)).await;
-    }
+    coarse_rounds().await;
 }
 
 /// The paused clock half a millisecond past a boundary: tokio's own
