@@ -19,7 +19,8 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 /// Netty's `newTimeout` as a future.
 ///
 /// It resolves to `Ok(())` when its deadline passes (at the first tick at or
-/// after it), or to an [`Error`] that says why not: cancelled through a
+/// after it; on its first poll for a zero duration or a deadline already
+/// passed), or to an [`Error`] that says why not: cancelled through a
 /// [`TimeoutHandle`] ([`Error::is_cancelled`]), or the wheel shut down
 /// ([`Error::is_shutdown`]). Like every timer here it registers lazily, on
 /// its first poll; a handle can cancel it before that.

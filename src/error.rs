@@ -84,6 +84,8 @@ impl From<Elapsed> for io::Error {
 ///   within a runtime.
 /// - [`is_no_timer`](Error::is_no_timer): the runtime was built without
 ///   its timer (`enable_time` or `enable_all`). Permanent for that runtime.
+///   Told by catching tokio's panic: see [below](#a-runtime-without-its-timer)
+///   for what that means under `panic = "abort"`.
 /// - [`is_at_capacity`](Error::is_at_capacity): the wheel already holds
 ///   `max_pending` timers. Transient: it clears as timers complete or are
 ///   dropped.
@@ -96,6 +98,30 @@ impl From<Elapsed> for io::Error {
 ///   for that timer.
 ///
 /// It converts into an [`io::Error`] of kind [`io::ErrorKind::Other`].
+///
+/// # A runtime without its timer
+///
+/// Outside any runtime nothing panics: tokio says so without one
+/// (`tokio::runtime::Handle::try_current`), and
+/// [`is_no_runtime`](Error::is_no_runtime) holds. Inside a runtime tokio
+/// has no way to ask whether it has a timer: the first `try_` form that
+/// needs the runtime's default wheel (the free functions such as
+/// [`try_sleep`](crate::try_sleep), [`Wheel::try_current`](crate::Wheel::try_current),
+/// [`DelayQueue::try_new`](crate::DelayQueue::try_new)), and
+/// [`Builder::build`](crate::Builder::build), make a tokio sleep and catch
+/// the panic tokio raises without a timer. So:
+///
+/// - with `panic = "abort"` (a `[profile]` setting) that panic aborts the
+///   process: the `try_` forms cannot return
+///   [`is_no_timer`](Error::is_no_timer) there; build every runtime they
+///   run in with its timer;
+/// - with unwinding, tokio's panic message still reaches stderr, through
+///   the process's panic hook, each time a thread first finds the runtime
+///   without a timer (a thread then remembers the runtime it last found
+///   so).
+///
+/// A [`Wheel`](crate::Wheel) already built asks nothing of tokio: its
+/// `try_` methods never panic this way.
 ///
 /// # Examples
 ///
@@ -236,8 +262,8 @@ impl Error {
     /// (`enable_time` or `enable_all`), which a wheel's driver sleeps on.
     ///
     /// tokio tells this only by panicking: the panic is caught, but the
-    /// process's panic hook prints it when a thread finds this out (a
-    /// thread then remembers the runtime it last found without a timer).
+    /// process's panic hook prints it, and under `panic = "abort"` it ends
+    /// the process (see [a runtime without its timer](Error#a-runtime-without-its-timer)).
     ///
     /// # Examples
     ///

@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::engine::clock::later;
+use crate::engine::clock::{later, Reached};
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::sleep::Sleep;
@@ -27,6 +27,11 @@ const MISSED_AFTER: Duration = Duration::from_millis(5);
 /// It takes part in tokio's [cooperative scheduling](tokio::task::coop) as
 /// tokio's `Interval` does: each tick spends a unit of the task's budget,
 /// so a burst of missed ticks lets the runtime's other tasks run in between.
+/// Catching up, it yields when the budget is spent (after 128 ticks with
+/// tokio's budget). On the real clock tokio's `Interval` also yields once
+/// sooner, after the missed ticks that its driver's last pass before the
+/// stall had covered: the next ones wait for that driver though their
+/// deadlines have passed, where a passed deadline completes here at once.
 ///
 /// # Cancel safety
 ///
@@ -129,7 +134,7 @@ impl Interval {
         } else {
             later(scheduled, self.period)
         };
-        self.sleep.reset(next);
+        self.sleep.reset_known(next, Reached::by(next, now));
         Poll::Ready(scheduled)
     }
 
@@ -192,7 +197,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_immediately(&mut self) {
-        self.sleep.reset(Instant::now());
+        self.sleep.reset_known(Instant::now(), Reached::Yes);
     }
 
     /// Makes the next tick come `after` from now.

@@ -27,7 +27,8 @@ pin_project! {
     ///   for: a request whose data is already buffered, a cache hit.
     /// - **Pending on its first poll:** the clock is read then, and the
     ///   deadline is `duration` from that poll. From there it is a
-    ///   [`Timeout`](crate::Timeout) made at that moment, to the tick.
+    ///   [`Timeout`](crate::Timeout) made at that moment, to the tick. A
+    ///   zero duration times out at that poll.
     ///
     /// So its deadline is never earlier than that of a `Timeout` made at
     /// the same call, and later by however long passed between the call and

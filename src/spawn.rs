@@ -24,8 +24,9 @@ impl Wheel {
     ///
     /// Until then the future waits in the wheel, costing one timer and no
     /// tokio task; cancelling the returned handle first drops it without
-    /// running it. Its output is discarded. If the wheel shuts down first, the
-    /// future is dropped and the handle reports neither expired nor cancelled.
+    /// running it. A zero duration spawns it at once. Its output is
+    /// discarded. If the wheel shuts down first, the future is dropped and
+    /// the handle reports neither expired nor cancelled.
     ///
     /// # Panics
     ///
@@ -95,7 +96,8 @@ impl Wheel {
     }
 
     /// Spawns `future` on the current runtime at `deadline`; see
-    /// [`spawn_after`](Wheel::spawn_after).
+    /// [`spawn_after`](Wheel::spawn_after). A deadline already passed
+    /// spawns it at once.
     ///
     /// # Panics
     ///

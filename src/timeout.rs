@@ -24,7 +24,8 @@ pin_project! {
     /// first, so a future that is ready on its first poll completes without
     /// registering a timer at all. Its deadline is read from the clock when
     /// it is made, as tokio's is; the timer starts only at the first poll at
-    /// which the future is pending.
+    /// which the future is pending. A zero duration, or a deadline already
+    /// passed, times out at that poll, whatever the wheel's tick.
     ///
     /// It takes part in tokio's [cooperative scheduling](tokio::task::coop)
     /// as tokio's `Timeout` does: a ready inner future spends nothing more of

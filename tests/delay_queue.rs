@@ -290,10 +290,37 @@ async fn new_and_default_use_the_runtimes_default_wheel() {
     assert_eq!(Wheel::current().metrics().fired_count(), 2);
 }
 
+/// As tokio-util's: made outside a runtime, a queue is empty and usable
+/// there, and finds its wheel at its first insert, on that insert's
+/// runtime.
+#[test]
+fn a_queue_made_outside_a_runtime_binds_at_its_first_insert() {
+    let mut q: DelayQueue<u8> = DelayQueue::new();
+    let mut sized: DelayQueue<u8> = DelayQueue::with_capacity(64);
+    assert!(q.is_empty() && sized.capacity() >= 64 && q.peek().is_none());
+    sized.shrink_to_fit();
+    q.clear();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(matches!(q.poll_expired(&mut cx), Poll::Ready(None)));
+    common::paused_runtime().block_on(async move {
+        let start = Instant::now();
+        let key = q.insert(1, ms(7));
+        assert!(q.deadline(&key) >= start + ms(7));
+        sized.reserve(10);
+        assert!(sized.capacity() >= 10);
+        sized.insert(2, ms(3));
+        assert_eq!(sized.next().await.unwrap().into_inner(), 2);
+        assert_eq!(q.next().await.unwrap().into_inner(), 1);
+        assert_eq!(start.elapsed(), ms(7));
+        assert_eq!(Wheel::current().metrics().fired_count(), 2);
+    });
+}
+
 #[test]
 #[should_panic(
-    expected = "hashwheel::DelayQueue::new must be called from the context of a Tokio 1.x runtime"
+    expected = "hashwheel::DelayQueue::insert must be called from the context of a Tokio 1.x runtime"
 )]
-fn new_outside_a_runtime_panics() {
-    let _q: DelayQueue<()> = DelayQueue::new();
+fn a_first_insert_outside_a_runtime_panics() {
+    let mut q: DelayQueue<()> = DelayQueue::new();
+    q.insert((), ms(1));
 }

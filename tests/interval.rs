@@ -1,3 +1,4 @@
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -141,4 +142,58 @@ async fn a_huge_period_never_overflows() {
     let mut i = task::spawn(wheel.interval(Duration::MAX));
     assert_ready!(i.enter(|cx, mut i| i.poll_tick(cx)));
     assert_pending!(i.enter(|cx, mut i| i.poll_tick(cx)));
+}
+
+/// Catching up on the real clock, after the task blocked its worker for
+/// 300 ms (about 300 missed ticks of 1 ms): ours hands out ticks until the
+/// task's cooperative budget is spent (128 units: tokio's), then yields,
+/// and so on until it has caught up. tokio's `Interval` yields at the same
+/// budget, and once sooner: its first catch-up ticks past the last pass of
+/// tokio's driver (before the stall) wait for that driver, though their
+/// deadlines have passed; the wheel completes a passed deadline at once.
+#[test]
+fn catching_up_on_the_real_clock_yields_at_the_budget() {
+    for multi in [false, true] {
+        let rt = if multi {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        }
+        .unwrap();
+        let runs = rt.block_on(async {
+            tokio::spawn(async {
+                let mut interval = hashwheel::interval(Duration::from_millis(1));
+                interval.tick().await;
+                std::thread::sleep(Duration::from_millis(300));
+                // Ticks per poll of the task, until one finds none due.
+                let mut runs = Vec::new();
+                loop {
+                    let n = std::future::poll_fn(|cx| {
+                        let mut n = 0;
+                        while interval.poll_tick(cx).is_ready() {
+                            n += 1;
+                        }
+                        Poll::Ready(n)
+                    })
+                    .await;
+                    if n == 0 {
+                        return runs;
+                    }
+                    runs.push(n);
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .unwrap()
+        });
+        let total: usize = runs.iter().sum();
+        assert!(runs.iter().all(|&n| n <= 128), "{runs:?}");
+        assert!(runs[0] >= 100, "yielded before the budget: {runs:?}");
+        assert!(total >= 290, "did not catch up: {runs:?}");
+    }
 }

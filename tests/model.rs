@@ -302,9 +302,13 @@ impl Model {
     }
 
     /// When an item armed now completes: at the end of the tick that holds
-    /// its deadline, as tokio's timer would; at once if that has passed.
+    /// its deadline, as tokio's timer would; at once if the deadline has
+    /// been reached, even inside its tick.
     fn due_when_armed(&self, deadline: Ns) -> Ns {
-        self.boundary(deadline)
+        match deadline {
+            Some(d) if d <= self.now => Some(self.now),
+            _ => self.boundary(deadline),
+        }
     }
 
     fn is_due(&self, due: Ns) -> bool {
@@ -862,7 +866,6 @@ impl Model {
                 tokio::task::yield_now().await;
             }
             let now = self.now;
-            let tick = self.tick;
             for it in &mut self.items {
                 let id = it.id;
                 if matches!(it.phase, Phase::Armed { .. }) && !Self::is_woken(it) {
@@ -881,7 +884,7 @@ impl Model {
                         Poll::Ready(Ok(())) => {
                             it.phase == Phase::Unpolled
                                 && !it.cancelled
-                                && it.deadline.is_some_and(|d| d <= now / tick * tick)
+                                && it.deadline.is_some_and(|d| d <= now)
                         }
                         Poll::Pending => false,
                     },

@@ -249,9 +249,10 @@ async fn passes_on_time_report_no_lag() {
 
 /// A timer made after its deadline has passed, on a wheel whose driver has
 /// been idle since before that deadline, is not counted as late from its
-/// deadline: the driver could not have fired it before it existed. (A
-/// multi-thread runtime registers such a timer; real time, wide margins:
-/// the lag counted from the deadline would be 290 ms.)
+/// deadline: the driver could not have fired it before it existed. It
+/// completes on its first poll, without the driver, on a multi-thread
+/// runtime too. (Real time, wide margins: the lag counted from the
+/// deadline would be 290 ms.)
 #[test]
 fn a_timer_made_after_its_deadline_is_not_counted_late() {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -267,7 +268,7 @@ fn a_timer_made_after_its_deadline_is_not_counted_late() {
         tokio::time::sleep(ms(300)).await;
         wheel.sleep_until(start + ms(10)).await;
         let m = wheel.metrics();
-        assert_eq!(m.fired_count(), 2, "the driver fired it");
+        assert_eq!(m.fired_count(), 1, "the driver fired the first sleep only");
         assert!(m.max_driver_lag() < ms(200), "{:?}", m.max_driver_lag());
     });
 }

@@ -2,6 +2,7 @@
 //! it keeps for them, and giving that room back.
 
 use super::DelayQueue;
+use crate::engine::queue::QueueWheel;
 
 impl<T> DelayQueue<T> {
     /// The number of values in the queue, expired ones not yet returned
@@ -24,7 +25,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn len(&self) -> usize {
-        self.wheel.len()
+        self.wheel().map_or(0, QueueWheel::len)
     }
 
     /// Whether the queue holds no value.
@@ -46,7 +47,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.wheel.len() == 0
+        self.len() == 0
     }
 
     /// How many values the queue can hold without allocating.
@@ -62,7 +63,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn capacity(&self) -> usize {
-        self.wheel.capacity()
+        self.wheel().map_or(self.reserved, QueueWheel::capacity)
     }
 
     /// Makes room for at least `additional` more values.
@@ -82,7 +83,10 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn reserve(&mut self, additional: usize) {
-        self.wheel.reserve(additional);
+        match &mut self.bound {
+            Some((wheel, _)) => wheel.reserve(additional),
+            None => self.reserved = self.reserved.max(additional),
+        }
     }
 
     /// Gives back as much memory as possible without moving any value: after
@@ -106,7 +110,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        self.wheel.shrink_to_fit();
+        self.shrink();
     }
 
     /// Removes every value. A task waiting in
@@ -128,8 +132,10 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn clear(&mut self) {
-        let had_values = self.wheel.len() > 0;
-        self.wheel.clear();
+        let had_values = !self.is_empty();
+        if let Some((wheel, _)) = &mut self.bound {
+            wheel.clear();
+        }
         self.armed = None;
         if had_values {
             if let Some(w) = self.waker.take() {
@@ -166,6 +172,14 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn compact(&mut self) {
-        self.wheel.shrink_to_fit();
+        self.shrink();
+    }
+
+    /// Gives back the room the queue's values do not use.
+    fn shrink(&mut self) {
+        match &mut self.bound {
+            Some((wheel, _)) => wheel.shrink_to_fit(),
+            None => self.reserved = 0,
+        }
     }
 }

@@ -4,8 +4,10 @@
 
 // Invariants kept by this module:
 //
-// - Every value in the queue is one entry of `wheel`; its slot carries the
-//   value and the generation its `Key` was given.
+// - Every value in the queue is one entry of the wheel in `bound`; its slot
+//   carries the value and the generation its `Key` was given. A queue made
+//   outside a runtime has no wheel (`bound` is `None`) until its first
+//   insert, and so no values: `reserved` is the room asked for meanwhile.
 // - A key is valid while the entry at its index carries its generation.
 // - `armed` is the moment the alarm is set for, if any; every insert or
 //   reset to an earlier one wakes the task last seen in `poll_expired`.
@@ -87,8 +89,10 @@ pub use expired::{Expired, Key};
 /// # }
 /// ```
 pub struct DelayQueue<T> {
-    wheel: QueueWheel<T>,
-    alarm: QueueAlarm,
+    /// The queue's own wheel and its alarm on a shared wheel.
+    bound: Option<(QueueWheel<T>, QueueAlarm)>,
+    /// Room for values, while `bound` is `None`.
+    reserved: usize,
     armed: Option<Due>,
     waker: Option<Waker>,
     /// The generation the next key gets.
@@ -98,8 +102,8 @@ pub struct DelayQueue<T> {
 impl<T> fmt::Debug for DelayQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelayQueue")
-            .field("len", &self.wheel.len())
-            .field("capacity", &self.wheel.capacity())
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
             .field("armed", &self.armed)
             .finish()
     }
@@ -107,10 +111,13 @@ impl<T> fmt::Debug for DelayQueue<T> {
 
 impl<T> DelayQueue<T> {
     pub(crate) fn on(alarm: QueueAlarm, capacity: usize) -> DelayQueue<T> {
-        let wheel = QueueWheel::new(&alarm, capacity);
+        DelayQueue::unbound(Some((QueueWheel::new(&alarm, capacity), alarm)), 0)
+    }
+
+    fn unbound(bound: Option<(QueueWheel<T>, QueueAlarm)>, reserved: usize) -> DelayQueue<T> {
         DelayQueue {
-            wheel,
-            alarm,
+            bound,
+            reserved,
             armed: None,
             waker: None,
             generation: NonZeroU32::MIN,
@@ -121,14 +128,17 @@ impl<T> DelayQueue<T> {
     /// [`Wheel::current`](crate::Wheel::current)): tokio-util's constructor,
     /// so that switching is a change of import.
     ///
+    /// Made outside a tokio runtime it does not panic, as tokio-util's does
+    /// not: it finds its wheel at its first insert, on the runtime that
+    /// insert runs in (tokio-util's starts its timer there too).
+    ///
     /// # Panics
     ///
-    /// Outside a tokio runtime (tokio-util's queue needs one only when it is
-    /// polled; this one finds its wheel when it is made), in one built
-    /// without its timer, and when the default wheel is at its
-    /// [`max_pending`](crate::Builder::max_pending) bound (the queue keeps
-    /// one timer on it); [`try_new`](DelayQueue::try_new) returns an error
-    /// instead.
+    /// In a runtime built without its timer, and when the default wheel is
+    /// at its [`max_pending`](crate::Builder::max_pending) bound (the queue
+    /// keeps one timer on it); [`try_new`](DelayQueue::try_new) returns an
+    /// error instead (and outside a runtime too). Made outside a runtime,
+    /// the first insert panics in those cases, and outside a runtime.
     ///
     /// # Examples
     ///
@@ -146,7 +156,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn new() -> DelayQueue<T> {
-        DelayQueue::on(QueueAlarm::new(claim_default("DelayQueue::new")), 0)
+        DelayQueue::made(0, "DelayQueue::new")
     }
 
     /// Like [`new`](DelayQueue::new), but returns an error where it would
@@ -191,8 +201,34 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
-        let shard = claim_default("DelayQueue::with_capacity");
-        DelayQueue::on(QueueAlarm::new(shard), capacity)
+        DelayQueue::made(capacity, "DelayQueue::with_capacity")
+    }
+
+    /// A queue on the current runtime's default wheel, or outside a
+    /// runtime one that finds its wheel at its first insert; `what` names
+    /// the constructor in a panic.
+    #[track_caller]
+    fn made(capacity: usize, what: &str) -> DelayQueue<T> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return DelayQueue::unbound(None, capacity);
+        }
+        DelayQueue::on(QueueAlarm::new(claim_default(what)), capacity)
+    }
+
+    /// The queue's wheel and alarm; a queue made outside a runtime finds
+    /// them here, at its first insert.
+    #[track_caller]
+    fn bind(&mut self) -> (&mut QueueWheel<T>, &mut QueueAlarm) {
+        let (wheel, alarm) = self.bound.get_or_insert_with(|| {
+            let alarm = QueueAlarm::new(claim_default("DelayQueue::insert"));
+            (QueueWheel::new(&alarm, self.reserved), alarm)
+        });
+        (wheel, alarm)
+    }
+
+    /// The queue's wheel, if it has one.
+    fn wheel(&self) -> Option<&QueueWheel<T>> {
+        self.bound.as_ref().map(|(wheel, _)| wheel)
     }
 
     /// Like [`with_capacity`](DelayQueue::with_capacity), but returns an
@@ -223,7 +259,9 @@ impl<T> DelayQueue<T> {
     ///
     /// # Panics
     ///
-    /// When the queue already holds 2^32 - 3 values.
+    /// When the queue already holds 2^32 - 3 values; for the first insert
+    /// into a queue made outside a runtime, as [`new`](DelayQueue::new)
+    /// says.
     ///
     /// # Examples
     ///
@@ -242,7 +280,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let at = self.wheel.deadline_after(timeout);
+        let at = self.bind().0.deadline_after(timeout);
         self.insert_deadline(value, at)
     }
 
@@ -253,7 +291,9 @@ impl<T> DelayQueue<T> {
     ///
     /// # Panics
     ///
-    /// When the queue already holds 2^32 - 3 values.
+    /// When the queue already holds 2^32 - 3 values; for the first insert
+    /// into a queue made outside a runtime, as [`new`](DelayQueue::new)
+    /// says.
     ///
     /// # Examples
     ///
@@ -277,7 +317,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let at = self.wheel.deadline_at(when);
+        let at = self.bind().0.deadline_at(when);
         self.insert_deadline(value, at)
     }
 
@@ -289,7 +329,7 @@ impl<T> DelayQueue<T> {
     fn insert_deadline(&mut self, value: T, deadline: Deadline) -> Key {
         let generation = self.generation;
         self.generation = self.generation.checked_add(1).unwrap_or(NonZeroU32::MIN);
-        let Ok((index, due)) = self.wheel.insert(deadline, value, generation) else {
+        let Ok((index, due)) = self.bind().0.insert(deadline, value, generation) else {
             panic!("DelayQueue is full: it holds 2^32 - 3 values");
         };
         self.wake_if_sooner(due);
@@ -307,8 +347,8 @@ impl<T> DelayQueue<T> {
     }
 
     fn valid(&self, key: &Key) -> bool {
-        self.wheel
-            .get(key.index)
+        self.wheel()
+            .and_then(|wheel| wheel.get(key.index))
             .is_some_and(|s| s.generation == key.generation)
     }
 
@@ -363,7 +403,7 @@ impl<T> DelayQueue<T> {
             return None;
         }
         let expired = self.take(key.index);
-        if self.wheel.len() == 0 {
+        if self.is_empty() {
             // Empty now: a task waiting in `poll_expired` gets `Ready(None)`.
             self.armed = None;
             if let Some(w) = self.waker.take() {
@@ -374,8 +414,9 @@ impl<T> DelayQueue<T> {
     }
 
     fn take(&mut self, index: u32) -> Expired<T> {
-        let deadline = self.wheel.deadline_of(index);
-        let slot = self.wheel.remove(index);
+        let wheel = self.bind().0;
+        let deadline = wheel.deadline_of(index);
+        let slot = wheel.remove(index);
         Expired {
             deadline,
             key: Key {
@@ -433,7 +474,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let at = self.wheel.deadline_after(timeout);
+        let at = self.wheel()?.deadline_after(timeout);
         self.reset_to(key, at)
     }
 
@@ -489,7 +530,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let at = self.wheel.deadline_at(when);
+        let at = self.wheel()?.deadline_at(when);
         self.reset_to(key, at)
     }
 
@@ -497,7 +538,7 @@ impl<T> DelayQueue<T> {
         if !self.valid(key) {
             return None;
         }
-        let due = self.wheel.reschedule(key.index, deadline);
+        let due = self.bind().0.reschedule(key.index, deadline);
         self.wake_if_sooner(due);
         Some(())
     }
@@ -554,8 +595,9 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
-        let slot = self.wheel.get(key.index)?;
-        (slot.generation == key.generation).then(|| self.wheel.deadline_of(key.index))
+        let wheel = self.wheel()?;
+        let slot = wheel.get(key.index)?;
+        (slot.generation == key.generation).then(|| wheel.deadline_of(key.index))
     }
 
     /// The key of the value that expires next, if any.
@@ -575,8 +617,9 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn peek(&self) -> Option<Key> {
-        let index = self.wheel.peek_earliest()?;
-        let generation = self.wheel.get(index)?.generation;
+        let wheel = self.wheel()?;
+        let index = wheel.peek_earliest()?;
+        let generation = wheel.get(index)?.generation;
         Some(Key { index, generation })
     }
 
@@ -607,21 +650,21 @@ impl<T> DelayQueue<T> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
         }
-        if self.wheel.len() == 0 {
+        let Some((wheel, alarm)) = self.bound.as_mut().filter(|(w, _)| w.len() != 0) else {
             self.armed = None;
             return Poll::Ready(None);
-        }
+        };
         // The task's budget, spent as tokio-util's queue spends it through
         // its `Sleep`: out of budget, `Pending` before looking for a due
         // value; a unit spent when one comes out. A poll that follows the
         // ringing of the alarm spends nothing, as tokio-util's does not poll
         // a `Sleep` that has fired.
-        let budgeted = !self.alarm.take_rung();
+        let budgeted = !alarm.take_rung();
         if budgeted {
             ready!(coop::poll_budget(cx));
         }
         loop {
-            let due = match self.wheel.look() {
+            let due = match wheel.look() {
                 Look::Ready(index) => {
                     if budgeted {
                         coop::spend(cx);
@@ -635,7 +678,7 @@ impl<T> DelayQueue<T> {
                     return Poll::Pending;
                 }
             };
-            match self.alarm.set(due, cx.waker()) {
+            match alarm.set(due, cx.waker()) {
                 Ring::Set => {
                     self.armed = Some(due);
                     return Poll::Pending;
@@ -646,7 +689,7 @@ impl<T> DelayQueue<T> {
                     // Nothing will wake the queue again: what it holds
                     // comes out now, in deadline order.
                     self.armed = None;
-                    self.wheel.expire_all();
+                    wheel.expire_all();
                 }
             }
         }
@@ -661,7 +704,7 @@ impl<T> Stream for DelayQueue<T> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (0, Some(self.wheel.len()))
+        (0, Some(self.len()))
     }
 }
 

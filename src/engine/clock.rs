@@ -121,6 +121,27 @@ impl Deadline {
     }
 }
 
+/// Whether a timer's deadline had been reached when it was set, as the
+/// code that set it knows without another clock read (an `Interval`, which
+/// reads the clock for its next tick anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reached {
+    Yes,
+    Unknown,
+}
+
+impl Reached {
+    /// `deadline`, with `now` read by the caller anyway.
+    #[inline]
+    pub(crate) fn by(deadline: Instant, now: Instant) -> Reached {
+        if deadline <= now {
+            Reached::Yes
+        } else {
+            Reached::Unknown
+        }
+    }
+}
+
 /// A wheel's clock: its origin and the length of its tick.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
@@ -156,14 +177,12 @@ impl Clock {
     }
 
     /// Whether tokio's clock can be paused where the wheel runs. Only there
-    /// does a timer's first poll need the clock to agree with tokio: tokio's
-    /// driver processes its timers whenever the runtime parks, and
-    /// `tokio::time::advance` parks it, so a sleep first polled after an
-    /// `advance` past its deadline completes at once; the wheel's driver
-    /// may not have run since (unless the tick is one the driver's alarm
-    /// has not reached: see `Core::wakes_by`). On a multi-thread runtime
-    /// tokio answers from its driver's last pass, which the shard's elapsed
-    /// tick stands in for: no clock read.
+    /// does `is_elapsed` need the clock to agree with tokio: tokio's driver
+    /// processes its timers whenever the runtime parks, and
+    /// `tokio::time::advance` parks it, so a sleep's tick may have ended by
+    /// tokio's timer before the wheel's driver has run. On a multi-thread
+    /// runtime tokio answers from its driver's last pass, which the shard's
+    /// elapsed tick stands in for: no clock read.
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }
@@ -224,6 +243,11 @@ impl Clock {
     #[inline]
     fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
+    }
+
+    /// Whether `deadline` has been reached: a clock read.
+    pub(crate) fn reached(&self, deadline: Deadline) -> bool {
+        deadline.0 <= self.now_ns()
     }
 
     /// The instant of `deadline` (saturating).

@@ -30,7 +30,7 @@ use tokio::time::Instant;
 
 use super::queue::{Due, QueueAlarm, Ring};
 use super::shard::Shard;
-use crate::engine::clock::Deadline;
+use crate::engine::clock::{Deadline, Reached};
 use crate::engine::core::Core;
 use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::entry::shared::{Outcome, SharedEntry};
@@ -157,7 +157,7 @@ struct Sleep(OwnedEntry);
 
 impl Sleep {
     fn reset_to(&mut self, deadline: Deadline) {
-        self.0.reset_to(deadline);
+        self.0.reset_to(deadline, Reached::Unknown);
     }
 }
 

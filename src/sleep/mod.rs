@@ -7,6 +7,7 @@ use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::coop;
+use crate::engine::clock::Reached;
 use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
@@ -23,6 +24,11 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 ///
 /// It completes at the first tick of its wheel at or after the deadline:
 /// never before the deadline, at most one tick (plus scheduling) after it.
+/// A deadline already reached at its first poll (`Duration::ZERO`, an
+/// instant in the past) completes on that poll, whatever the tick, without
+/// touching the wheel; only while the wheel's driver is itself late for an
+/// earlier tick (a blocked runtime) can it wait for that driver's pass,
+/// still within a tick.
 ///
 /// Unlike tokio's `Sleep`, it is [`Unpin`]: `tokio::select!` can poll
 /// `&mut sleep` in a loop without `tokio::pin!`. It registers with its
@@ -194,7 +200,13 @@ impl Sleep {
     /// ```
     #[inline]
     pub fn reset(&mut self, deadline: Instant) {
-        self.entry.reset(deadline);
+        self.entry.reset(deadline, Reached::Unknown);
+    }
+
+    /// [`reset`](Sleep::reset), for a caller that knows whether `deadline`
+    /// has passed (`reached`).
+    pub(crate) fn reset_known(&mut self, deadline: Instant, reached: Reached) {
+        self.entry.reset(deadline, reached);
     }
 
     /// Polls the sleep through a `&mut` (for the timers built on it),

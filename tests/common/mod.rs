@@ -18,6 +18,16 @@ pub async fn advance(d: Duration) {
     tokio::time::advance(d).await;
 }
 
+/// A current-thread runtime with its clock paused, for a test that must
+/// do something outside a runtime first.
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }

@@ -16,16 +16,25 @@
 //!    else; a shared entry's handles reach the shard through a `ShardHold`,
 //!    which claims nothing.
 //! 2. **Registration is lazy.** A timer gets its entry on its first poll. A
-//!    timer whose tick has ended by then gets none: tokio's timer would fire
-//!    it at once, so it completes there. Where tokio's clock can be paused (a
-//!    current-thread runtime) the clock says which ticks have ended, as
-//!    tokio's driver has processed them all whenever a task runs after
-//!    `advance`; it is read only for a tick before the one the driver
-//!    plans to wake at, since tokio has not reached that one yet
-//!    (`Core::wakes_by`). Elsewhere the shard's elapsed tick decides, under
-//!    its lock, with no clock read (see `Clock::pausable`). An entry filed
-//!    for a tick that ended after the driver's last pass is expired by its
-//!    next one, which the filing asks for.
+//!    timer whose deadline has been reached by then gets none: it completes
+//!    there, as tokio's timer would fire it at once, even when the tick of
+//!    the deadline has not ended (waiting for the tick would only make it
+//!    late). The clock says whether the deadline has been reached, and is
+//!    read only where it may have been: for a tick at or before the one the
+//!    driver plans to wake at (`Core::wakes_by`). A later tick has not begun
+//!    while the driver's alarm for that one has not fired, and once it has
+//!    fired the driver's pass raises it; so the server's timers, seconds
+//!    ahead of older ones, register without a clock read. (On the real
+//!    clock a driver late for its alarm can leave a reached deadline of a
+//!    later tick unseen: it is filed, and fired by that pass or at the end of
+//!    its tick, never early.) A timer's setter that knows the deadline has
+//!    been reached (`Reached::Yes`: an `Interval`, which reads the clock for
+//!    its ticks) spares the read. The shard's elapsed tick decides the rest,
+//!    under its lock. An entry filed for a tick that ended after the
+//!    driver's last pass is expired by its next one, which the filing asks
+//!    for. A registered entry moved earlier is a move, not a first poll: its
+//!    tick decides, as tokio's timer decides after a reset (see
+//!    `reset_owned`).
 //! 3. **The elapsed line.** Each shard publishes how far the driver has
 //!    processed it (`elapsed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
@@ -83,7 +92,7 @@ use std::task::{Poll, Waker};
 
 use super::shard::{Registration, Reset, ShardOps};
 use super::waker_id::WakerId;
-use crate::engine::clock::Deadline;
+use crate::engine::clock::{Deadline, Reached};
 use crate::engine::shards::ShardRef;
 
 /// How filing a shared entry went.
@@ -112,12 +121,22 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         }
     }
 
-    /// Files a sleep's entry, due at `deadline`, that wakes `waker`.
+    /// Whether `deadline`, due at `tick`, has been reached, by the clock,
+    /// read only where it may have been (see the ground rules).
+    #[inline]
+    fn has_passed(&self, deadline: Deadline, tick: u64) -> bool {
+        let core = self.core();
+        // A tick after the one the driver wakes at has not begun (tick 0
+        // wraps: it has ended, which the shard's elapsed tick tells).
+        !core.wakes_by(tick.wrapping_sub(1)) && core.clock.reached(deadline)
+    }
+
+    /// Files a sleep's entry, due at `deadline`, that wakes `waker`; none
+    /// when the deadline has been reached.
     #[inline]
     pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
-        let core = self.core();
-        let tick = core.clock.tick_of(deadline);
-        if core.clock.pausable() && !core.wakes_by(tick) && tick <= core.clock.now_tick() {
+        let tick = self.core().clock.tick_of(deadline);
+        if self.has_passed(deadline, tick) {
             return Registration::Elapsed;
         }
         self.get().register(tick, waker)
@@ -164,11 +183,13 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         key: u32,
         old: Deadline,
         new: Deadline,
+        reached: Reached,
         shares_word: &mut bool,
     ) -> bool {
         let clock = &self.core().clock;
         let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
-        if tick >= old && !self.core().is_shutdown() {
+        // A deadline known to be reached completes now, whatever its tick.
+        if tick >= old && reached != Reached::Yes && !self.core().is_shutdown() {
             // Whether the driver has the entry already, as the locked path
             // would find it.
             if self.get().has_elapsed(old) {
@@ -192,11 +213,15 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
                 }
             };
         }
-        // Earlier, or after a shutdown (which the locked path tells). Only
-        // a deadline moved earlier can have elapsed already; elsewhere than
-        // where the clock can pause, that is left to the driver, as tokio
-        // leaves it (no clock read; see the ground rules).
-        let now = if tick >= old || !clock.pausable() {
+        // Earlier, reached, or after a shutdown (which the locked path
+        // tells). A deadline its mover knows to be reached goes now, and
+        // the task is woken. Otherwise only a deadline moved earlier can
+        // have elapsed already, by its tick, as tokio's timer tells after a
+        // move; elsewhere than where the clock can pause, that is left to
+        // the driver, as tokio leaves it (no clock read).
+        let now = if reached == Reached::Yes {
+            tick
+        } else if tick >= old || !clock.pausable() {
             0
         } else {
             clock.now_tick()
@@ -222,7 +247,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     ) -> Filing {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
-        if core.clock.pausable() && tick <= core.clock.now_tick() {
+        if self.has_passed(deadline, tick) {
             return Filing::Elapsed;
         }
         let (filing, kept) = self.get().with_lock(|ops| {

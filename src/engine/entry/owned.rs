@@ -7,7 +7,8 @@
 //! - `state` says whether the entry exists: `Registered` while `key` names
 //!   an entry in the shard of `shard`, which holds the waker whose id is
 //!   `waker`; `Unchecked` before the first poll (and after a reset that
-//!   found the entry gone), `Done` once it completed.
+//!   found the entry gone), `Reached` instead when the one who set the
+//!   deadline knew it had passed; `Done` once it completed.
 //! - `shares_word` is set once a reset has shared the entry's due word,
 //!   and cleared whenever the entry is gone.
 //! - `deadline` is the one the entry is filed for: every call to the
@@ -17,7 +18,7 @@ use std::task::{Context, Poll};
 
 use tokio::time::Instant;
 
-use crate::engine::clock::Deadline;
+use crate::engine::clock::{Deadline, Reached};
 use crate::engine::shard::Registration;
 use crate::engine::shards::ShardRef;
 use crate::engine::waker_id::WakerId;
@@ -45,6 +46,9 @@ pub(crate) struct OwnedEntry {
 enum State {
     /// Not registered yet.
     Unchecked,
+    /// Not registered, and the deadline had passed when it was set: the
+    /// first poll completes it.
+    Reached,
     /// Has an entry under `key`.
     Registered,
     /// Completed.
@@ -97,28 +101,28 @@ impl OwnedEntry {
     }
 
     /// Moves the deadline to `deadline`, whether or not the timer has
-    /// completed (see the ground rules in [`super`] for what each move costs).
+    /// completed (see the ground rules in [`super`] for what each move
+    /// costs); `reached` is what the caller knows of whether it has passed.
     #[inline]
-    pub(crate) fn reset(&mut self, deadline: Instant) {
+    pub(crate) fn reset(&mut self, deadline: Instant, reached: Reached) {
         let at = self.shard.core().clock.deadline_of(deadline);
-        self.reset_to(at);
+        self.reset_to(at, reached);
     }
 
     /// Moves the deadline to `deadline` (see [`reset`](OwnedEntry::reset)).
     #[inline]
-    pub(crate) fn reset_to(&mut self, deadline: Deadline) {
+    pub(crate) fn reset_to(&mut self, deadline: Deadline, reached: Reached) {
         let old = std::mem::replace(&mut self.deadline, deadline);
         self.touched = true;
-        match self.state {
-            State::Registered => {
-                if !self
-                    .shard
-                    .reset_owned(self.key, old, deadline, &mut self.shares_word)
-                {
-                    self.leave_entry(State::Unchecked);
-                }
-            }
-            _ => self.state = State::Unchecked,
+        if self.state != State::Registered
+            || !self
+                .shard
+                .reset_owned(self.key, old, deadline, reached, &mut self.shares_word)
+        {
+            self.leave_entry(match reached {
+                Reached::Yes => State::Reached,
+                Reached::Unknown => State::Unchecked,
+            });
         }
     }
 
@@ -161,6 +165,10 @@ impl OwnedEntry {
                     Poll::Ready(())
                 }
             },
+            State::Reached => {
+                self.state = State::Done;
+                Poll::Ready(())
+            }
         }
     }
 
