@@ -50,6 +50,7 @@
 //! deadlock, and the task, so that a worker is never blocked while the
 //! alarm wakes a batch on another thread (it yields and looks again).
 
+use futures_util::task::AtomicWaker;
 use std::any::Any;
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -57,9 +58,6 @@ use std::pin::{pin, Pin};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
-
-use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
 use crate::engine::publish::{self, Telemetry};
@@ -198,7 +196,7 @@ fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> 
             let found = shard.expire(now, wakers, BATCH.min(budget - woken));
             earliest = earliest.min(found.earliest);
             woken += wakers.len();
-            wake_all(&shards.core.stats, wakers);
+            wake_all(&shards.core, wakers);
             if !found.more {
                 next = next.min(found.next);
                 break;
@@ -318,7 +316,7 @@ impl Alarm {
             let tick_end = core.clock.instant_of_tick(found.earliest);
             let due = signalled.map_or(tick_end, |s| s.max(tick_end));
             let lag = start.saturating_duration_since(due);
-            record_lag(core, lag);
+            core.count(|c| c.record_lag(lag));
             publish::lag(&self.telemetry, &self.shards, lag, found.fired);
         }
         found
@@ -327,7 +325,7 @@ impl Alarm {
     /// A pass panicked: counted, reported, and the driver goes on.
     fn panicked(&self, panic: &(dyn Any + Send)) {
         let core = &*self.shards.core;
-        core.stats.driver_panics.fetch_add(1, Ordering::Relaxed);
+        core.count(|c| c.driver_panics += 1);
         let message = panic
             .downcast_ref::<&str>()
             .copied()
@@ -388,7 +386,7 @@ impl Alarm {
             self.kick();
             return;
         }
-        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
+        core.count(|c| c.wakeups += 1);
         let waker = Waker::from(self.clone());
         for _ in 0..ALARM_RETRIES {
             match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
@@ -446,14 +444,8 @@ async fn drive(guard: &Guard) {
             Poll::Pending
         })
         .await;
-        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
+        core.count(|c| c.wakeups += 1);
     }
-}
-
-fn record_lag(core: &crate::engine::core::Core, lag: Duration) {
-    let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
-    core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
-    core.stats.lag.record(lag);
 }
 
 /// Fault injection for the tests: makes the next passes on this thread

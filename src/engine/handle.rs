@@ -112,7 +112,7 @@ impl WheelHandle {
 
     /// The shards' counts, added up, and the driver's.
     pub(crate) fn counts(&self) -> Counts {
-        self.shards().all_counts()
+        self.shards().counts()
     }
 
     /// Shuts the wheel down; returns how many timers were pending.

@@ -83,7 +83,7 @@ fn driver_run(shards: &Shards, now: u64) -> u64 {
     for shard in shards.shards.iter() {
         loop {
             let found = shard.expire(now, &mut wakers, 1);
-            wake_all(&core.stats, &mut wakers);
+            wake_all(core, &mut wakers);
             if !found.more {
                 next = next.min(found.next);
                 break;

@@ -55,10 +55,9 @@ struct ShardState {
     /// Each entry's due tick, by key.
     words: Words,
     shutdown: bool,
-    fired: u64,
-    cancelled: u64,
-    /// Entries that were pending when the shard shut down.
-    drained: u64,
+    /// Its timers' counts: fired, cancelled and drained (the rest is
+    /// worked out by [`Shard::counts`]).
+    counts: Counts,
 }
 
 /// Cancelled sleeps' entries a shard collects before it removes them in one
@@ -177,9 +176,7 @@ impl Shard {
                 swept: Vec::new(),
                 words: Words::default(),
                 shutdown: false,
-                fired: 0,
-                cancelled: 0,
-                drained: 0,
+                counts: Counts::default(),
             }),
         }
     }
@@ -263,7 +260,7 @@ impl Shard {
         }
         if s.shutdown || tick <= s.wheel.elapsed().max(now) {
             if !s.shutdown {
-                s.cancelled += 1;
+                s.counts.cancelled += 1;
             }
             let old = s.remove(key);
             drop(guard);
@@ -314,7 +311,7 @@ impl Shard {
             drop(old);
             return;
         }
-        s.cancelled += 1;
+        s.counts.cancelled += 1;
         debug_assert!(
             s.words.driver_removes(key) && s.words.due(key) == Some(due),
             "a sleep cancels its own entry"
@@ -399,7 +396,7 @@ impl Shard {
             fired += 1;
         }
         s.give_back_if_empty();
-        s.fired += fired;
+        s.counts.fired += fired;
         ShardPass {
             more: s.wheel.peek_due().is_some(),
             next: s.wheel.next_expiration().unwrap_or(NEVER),
@@ -435,19 +432,20 @@ impl Shard {
         for key in theirs {
             drop(s.wheel.remove(key));
         }
-        s.drained += n as u64;
+        s.counts.drained += n as u64;
         n
     }
 
-    /// Adds this shard's counts to `c`.
-    pub(crate) fn add_counts(&self, c: &mut Counts) {
+    /// This shard's counts.
+    pub(crate) fn counts(&self) -> Counts {
         let s = lock(&self.state);
-        c.pending += s.pending();
-        c.fired += s.fired;
-        c.cancelled += s.cancelled;
-        c.entries += s.wheel.len() - s.swept.len();
-        c.registered += s.pending() as u64 + s.fired + s.cancelled + s.drained;
-        c.drained += s.drained;
+        let c = s.counts;
+        Counts {
+            pending: s.pending(),
+            entries: s.wheel.len() - s.swept.len(),
+            registered: s.pending() as u64 + c.fired + c.cancelled + c.drained,
+            ..c
+        }
     }
 }
 
@@ -481,7 +479,7 @@ impl ShardOps<'_> {
     /// Removes `key`; the waker it held is dropped after the lock.
     pub(crate) fn remove(&mut self, key: u32) {
         if self.state.wheel.place_of(key) != Place::Expired && !self.state.shutdown {
-            self.state.cancelled += 1;
+            self.state.counts.cancelled += 1;
         }
         *self.dropped = Some(self.state.remove(key));
     }
