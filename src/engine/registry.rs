@@ -104,28 +104,16 @@ fn find(runtime: Id) -> Option<WheelHandle> {
         .map(|e| e.wheel.clone())
 }
 
-/// How [`install`] treats a runtime that already has a live default wheel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Existing {
-    /// Keep it and return it (first use racing with first use).
-    Keep,
-    /// Keep it and fail (`Builder::build_default`).
-    Refuse,
-}
-
-/// Makes `wheel` the default wheel of `runtime`, unless the runtime has a
-/// live one already: then `Keep` returns that one and `Refuse` fails.
-/// Dead entries, this runtime's and others', are dropped on the way.
-fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelHandle, BuildKind> {
+/// Makes `wheel` the default wheel of `runtime`; the runtime's live one
+/// instead, if it has one already (`Err`). Dead entries, this runtime's and
+/// others', are dropped on the way.
+fn install(runtime: Id, wheel: WheelHandle) -> Result<WheelHandle, WheelHandle> {
     let mut reg = registry();
     if let Some(e) = reg.iter().find(|e| e.serves(runtime)) {
         let found = e.wheel.clone();
         drop(reg);
         drop(wheel);
-        return match existing {
-            Existing::Keep => Ok(found),
-            Existing::Refuse => Err(BuildKind::DefaultExists),
-        };
+        return Err(found);
     }
     let mut dead = Vec::new();
     let mut i = 0;
@@ -146,28 +134,21 @@ fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelH
     Ok(wheel)
 }
 
-/// Why the current runtime's default wheel could not give a timer (the
-/// public `Error` says it in words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+/// Why a timer could not be made, or could not do its job: the engine's
+/// one error kind (the public `Error` says it in words; a `Builder`'s own
+/// reasons are `BuildKind`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// A `TimeoutHandle` cancelled the timer.
+    Cancelled,
+    /// The wheel has shut down.
+    Shutdown,
+    /// The wheel holds `max_pending` timers.
+    AtCapacity,
     /// No runtime is current.
     NoRuntime,
     /// The current runtime was built without its timer.
     NoTimer,
-    /// The wheel holds `max_pending` timers.
-    AtCapacity,
-}
-
-impl From<BuildKind> for Refused {
-    fn from(kind: BuildKind) -> Refused {
-        match kind {
-            BuildKind::NoRuntime => Refused::NoRuntime,
-            BuildKind::NoTimer => Refused::NoTimer,
-            // The default configuration is valid (see the test below), and
-            // `Existing::Keep` never refuses.
-            other => unreachable!("the default wheel cannot fail with {other:?}"),
-        }
-    }
 }
 
 thread_local! {
@@ -180,23 +161,24 @@ thread_local! {
 /// The default wheel of `runtime`, the current runtime, from the registry,
 /// built with the default configuration if it has none.
 #[cold]
-fn lookup(runtime: Id) -> Result<WheelHandle, Refused> {
+fn lookup(runtime: Id) -> Result<WheelHandle, Kind> {
     if let Some(wheel) = find(runtime) {
         return Ok(wheel);
     }
     if NO_TIMER.try_with(Cell::get).ok().flatten() == Some(runtime) {
-        return Err(Refused::NoTimer);
+        return Err(Kind::NoTimer);
     }
-    let wheel = match WheelHandle::start(&Config::default().named_if_unnamed(DEFAULT_WHEEL)) {
-        Ok(wheel) => wheel,
-        Err(kind) => {
-            if kind == BuildKind::NoTimer {
-                let _ = NO_TIMER.try_with(|c| c.set(Some(runtime)));
-            }
-            return Err(kind.into());
-        }
+    let handle = Handle::try_current().map_err(|_| Kind::NoRuntime)?;
+    let config = Config::default().named_if_unnamed(DEFAULT_WHEEL);
+    let shards = config
+        .validate()
+        .expect("the default configuration is valid");
+    let Some(wheel) = WheelHandle::spawn(&config, shards, &handle) else {
+        let _ = NO_TIMER.try_with(|c| c.set(Some(runtime)));
+        return Err(Kind::NoTimer);
     };
-    Ok(install(runtime, wheel, Existing::Keep)?)
+    // First use racing with first use: the first installed wins.
+    Ok(install(runtime, wheel).unwrap_or_else(|found| found))
 }
 
 // ===== finding the current runtime's wheel =====
@@ -208,7 +190,7 @@ fn lookup(runtime: Id) -> Result<WheelHandle, Refused> {
 /// is a read of tokio's current task id and a thread-local comparison: no
 /// runtime handle. Otherwise it is one [`Handle::try_current`] (the same
 /// lookup `tokio::time::sleep` makes) and the same comparison.
-fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Refused> {
+fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Kind> {
     let task = task::try_id();
     if task.is_some() {
         // A miss hands `f` back. `try_with` fails only while the thread's
@@ -234,15 +216,12 @@ fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Refused> {
 
 /// [`with_current`] for a call from a task the thread did not serve last,
 /// or from outside any task.
-fn with_runtime<R>(
-    task: Option<task::Id>,
-    f: impl FnOnce(&WheelHandle) -> R,
-) -> Result<R, Refused> {
+fn with_runtime<R>(task: Option<task::Id>, f: impl FnOnce(&WheelHandle) -> R) -> Result<R, Kind> {
     // The handle goes at once: holding it (a count on an `Arc` that every
     // worker shares) while the timer is made costs a contended cache line.
     let runtime = match Handle::try_current() {
         Ok(handle) => handle.id(),
-        Err(_) => return Err(Refused::NoRuntime),
+        Err(_) => return Err(Kind::NoRuntime),
     };
     let mut f = Some(f);
     let hit = CURRENT.try_with(|cell| {
@@ -297,7 +276,7 @@ fn remember(cached: Cached) {
 /// this thread. The result is left in a local rather than returned through
 /// `try_with`'s nested enums, whose copies `perf` showed stalling.
 #[inline]
-pub(crate) fn claim() -> Result<ShardRef, Refused> {
+pub(crate) fn claim() -> Result<ShardRef, Kind> {
     let task = task::try_id();
     let mut hit = None;
     let _ = CURRENT.try_with(|cell| {
@@ -321,16 +300,16 @@ pub(crate) fn claim() -> Result<ShardRef, Refused> {
     });
     match hit {
         Some(Some(shard)) => Ok(shard),
-        Some(None) => Err(Refused::AtCapacity),
+        Some(None) => Err(Kind::AtCapacity),
         // No cache yet, another runtime's, or a wheel shut down: the
         // registry decides.
-        None => with_runtime(task, WheelHandle::claim)?.ok_or(Refused::AtCapacity),
+        None => with_runtime(task, WheelHandle::claim)?.ok_or(Kind::AtCapacity),
     }
 }
 
 /// The current runtime's default wheel; an error outside a runtime, or in
 /// one without its timer.
-pub(crate) fn current() -> Result<WheelHandle, Refused> {
+pub(crate) fn current() -> Result<WheelHandle, Kind> {
     with_current(WheelHandle::clone)
 }
 
@@ -343,7 +322,7 @@ pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
         return Err(BuildKind::DefaultExists);
     }
     let config = config.clone().named_if_unnamed(DEFAULT_WHEEL);
-    install(runtime, WheelHandle::start(&config)?, Existing::Refuse)
+    install(runtime, WheelHandle::start(&config)?).map_err(|_| BuildKind::DefaultExists)
 }
 
 #[cfg(all(test, not(loom)))]
