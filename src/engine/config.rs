@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::engine::wheel::MAX_SLOTS;
+use crate::engine::hashed::MAX_SLOTS;
 
 /// The name of a runtime's default wheel, unless its builder names it.
 pub(crate) const DEFAULT_WHEEL: &str = "default";

@@ -95,20 +95,23 @@ impl Core {
     // ===== capacity =====
 
     /// Counts one more live timer, unless `max_pending` are alive already.
+    // Inline, and only the test of the bound: every timer's making calls
+    // it, and without a bound (the default) there is nothing to count.
+    #[inline]
     pub(crate) fn acquire(&self) -> bool {
-        match self.max_pending {
-            None => true,
-            Some(max) => {
-                let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
-                if prev >= max {
-                    self.live.0.fetch_sub(1, Ordering::Relaxed);
-                    self.count(|c| c.rejected += 1);
-                    false
-                } else {
-                    true
-                }
-            }
+        self.max_pending.is_none() || self.acquire_bounded()
+    }
+
+    /// [`acquire`](Core::acquire) under a `max_pending` bound.
+    #[inline(never)]
+    fn acquire_bounded(&self) -> bool {
+        let max = self.max_pending.unwrap_or(usize::MAX);
+        if self.live.0.fetch_add(1, Ordering::Relaxed) < max {
+            return true;
         }
+        self.live.0.fetch_sub(1, Ordering::Relaxed);
+        self.count(|c| c.rejected += 1);
+        false
     }
 
     /// Gives a count back: only a claiming

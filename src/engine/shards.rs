@@ -82,6 +82,7 @@ impl ShardRef {
 
     /// A hold on `shard` for one more live timer; `None` when `max_pending`
     /// are alive already.
+    #[inline]
     pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
         shard.core.acquire().then(|| ShardRef::new(shard))
     }
@@ -150,9 +151,9 @@ pub(crate) struct Shards {
 
 impl Shards {
     pub(crate) fn new(core: Arc<Core>, n: usize) -> Shards {
-        let elapsed = core.clock.now_tick();
+        let processed = core.clock.now_tick();
         let shards = (0..n)
-            .map(|_| Arc::new(Shard::new(core.clone(), elapsed)))
+            .map(|_| Arc::new(Shard::new(core.clone(), processed)))
             .collect();
         Shards { core, shards }
     }

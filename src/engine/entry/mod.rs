@@ -22,19 +22,19 @@
 //!    tokio's driver has processed them all whenever a task runs after
 //!    `advance`; it is read only for a tick before the one the driver
 //!    plans to wake at, since tokio has not reached that one yet
-//!    (`Core::wakes_by`). Elsewhere the shard's elapsed tick decides, under
+//!    (`Core::wakes_by`). Elsewhere the shard's processed tick decides, under
 //!    its lock, with no clock read (see `Clock::pausable`). An entry filed
 //!    for a tick that ended after the driver's last pass is expired by its
 //!    next one, which the filing asks for.
-//! 3. **The elapsed line.** Each shard publishes how far the driver has
-//!    processed it (`elapsed`, an atomic written under the lock after each
+//! 3. **The processed line.** Each shard publishes how far the driver has
+//!    processed it (`processed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
 //!    timer; from the moment the line reaches it, to the driver. A timer
 //!    tells which side it is on from its own due tick and that atomic, so a
 //!    poll after its tick completes without the lock.
 //! 4. **Wakers.** An entry's waker changes only under the lock: by its
 //!    timer (a poll with another waker, a cancel), by the driver once the
-//!    elapsed line has reached the entry, or by a shutdown once
+//!    processed line has reached the entry, or by a shutdown once
 //!    `Core::shutdown` is raised. So a timer that knows which waker its entry
 //!    holds (a [`WakerId`]) and sees neither can answer a poll with that
 //!    waker `Pending` without the lock. Wakers are woken and dropped only
@@ -81,7 +81,7 @@ pub(crate) mod shared;
 
 use std::task::{Poll, Waker};
 
-use super::shard::{Registration, Reset, ShardOps};
+use super::shard::{Registration, ShardOps};
 use super::waker_id::WakerId;
 use crate::engine::clock::Deadline;
 use crate::engine::shards::ShardRef;
@@ -93,7 +93,7 @@ pub(crate) enum Filing {
     /// removed again.
     Filed,
     /// The deadline's tick has elapsed: no entry.
-    Elapsed,
+    Passed,
     /// The wheel has shut down: no entry.
     Shutdown,
 }
@@ -108,7 +108,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         if clock.pausable() {
             tick <= clock.now_tick()
         } else {
-            self.get().has_elapsed(tick)
+            self.get().is_processed(tick)
         }
     }
 
@@ -118,7 +118,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if core.clock.pausable() && !core.wakes_by(tick) && tick <= core.clock.now_tick() {
-            return Registration::Elapsed;
+            return Registration::Passed;
         }
         self.get().register(tick, waker)
     }
@@ -138,7 +138,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     ) -> Poll<()> {
         let due = self.core().clock.tick_of(deadline);
         let shard = self.get();
-        if shard.has_elapsed(due) {
+        if shard.is_processed(due) {
             return Poll::Ready(());
         }
         // The entry holds this waker and nobody else swaps it while the tick
@@ -171,7 +171,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         if tick >= old && !self.core().is_shutdown() {
             // Whether the driver has the entry already, as the locked path
             // would find it.
-            if self.get().has_elapsed(old) {
+            if self.get().is_processed(old) {
                 return false;
             }
             if tick == old {
@@ -184,13 +184,8 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
             if *shares_word {
                 return self.get().move_later(key, old, tick);
             }
-            return match self.get().reset(key, old, tick, 0, true) {
-                Reset::Gone => false,
-                Reset::Moved => {
-                    *shares_word = true;
-                    true
-                }
-            };
+            *shares_word = self.get().reset(key, old, tick, 0, true);
+            return *shares_word;
         }
         // Earlier, or after a shutdown (which the locked path tells). Only
         // a deadline moved earlier can have elapsed already; elsewhere than
@@ -201,7 +196,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         } else {
             clock.now_tick()
         };
-        matches!(self.get().reset(key, old, tick, now, false), Reset::Moved)
+        self.get().reset(key, old, tick, now, false)
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver
@@ -223,13 +218,13 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if core.clock.pausable() && tick <= core.clock.now_tick() {
-            return Filing::Elapsed;
+            return Filing::Passed;
         }
         let (filing, kept) = self.get().with_lock(|ops| {
             if ops.is_shutdown() {
                 (Filing::Shutdown, false)
-            } else if tick <= ops.elapsed() {
-                (Filing::Elapsed, false)
+            } else if tick <= ops.processed() {
+                (Filing::Passed, false)
             } else {
                 let key = ops.insert(tick, make());
                 let kept = keep(ops, key);
