@@ -192,7 +192,6 @@ fn lookup(handle: &Handle) -> Result<WheelHandle, Kind> {
 /// current runtime once (as `tokio::time::sleep` asks it for its timer).
 /// The result is left in a local rather than returned through `try_with`'s
 /// nested enums, whose copies `perf` showed stalling.
-#[inline]
 fn cached<R>(task: Option<task::Id>, f: impl FnOnce(&Cached) -> R) -> Option<R> {
     let mut hit = None;
     let _ = CURRENT.try_with(|cell| {
