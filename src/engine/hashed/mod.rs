@@ -209,7 +209,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Stores `value` to expire at `tick`. A tick at or before
-    /// [`processed`](Self::elapsed) goes straight to the due list; [`NEVER`]
+    /// [`processed`](Self::processed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
     // Always inline: out of line, its `Result` carrying a waker went back
     // through memory, and the call cost a registration a twentieth of its
