@@ -13,7 +13,7 @@ use std::io;
 
 use crate::engine::config::BuildKind;
 use crate::engine::core::AT_CAPACITY;
-use crate::engine::registry::Refused;
+use crate::engine::registry::Kind;
 
 /// What [`Error`] and [`BuildError`] display outside a runtime.
 const NO_RUNTIME: &str =
@@ -133,15 +133,6 @@ impl From<Elapsed> for io::Error {
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Error(Kind);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Kind {
-    Cancelled,
-    Shutdown,
-    AtCapacity,
-    NoRuntime,
-    NoTimer,
-}
 
 impl Error {
     pub(crate) fn cancelled() -> Error {
@@ -311,13 +302,9 @@ impl From<Error> for io::Error {
     }
 }
 
-impl From<Refused> for Error {
-    fn from(r: Refused) -> Error {
-        Error(match r {
-            Refused::NoRuntime => Kind::NoRuntime,
-            Refused::NoTimer => Kind::NoTimer,
-            Refused::AtCapacity => Kind::AtCapacity,
-        })
+impl From<Kind> for Error {
+    fn from(kind: Kind) -> Error {
+        Error(kind)
     }
 }
 

@@ -1,6 +1,5 @@
 //! What every shard of one wheel shares: the clock, the capacity count, the
-//! driver's schedule and its signal ([`Core`]), and the driver's counters
-//! ([`Stats`]).
+//! driver's schedule and its signal, and the driver's counts ([`Core`]).
 //!
 //! # Invariants
 //!
@@ -9,6 +8,7 @@
 //! - `live` counts the timers alive while `max_pending` is set: each holds
 //!   one count in its claiming `ShardRef`, which gives it back when dropped.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -16,7 +16,6 @@ use tokio::time::Instant;
 
 use crate::engine::clock::Clock;
 use crate::engine::counts::Counts;
-use crate::engine::lag::LagHistogram;
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// What a timer made beyond a wheel's `max_pending` bound is told.
@@ -51,37 +50,10 @@ pub(crate) struct Core {
     /// `Wheel` handles alive.
     pub(crate) handles: AtomicUsize,
     pub(crate) signal: Notify,
-    pub(crate) stats: Stats,
-}
-
-/// Counters the driver keeps.
-#[derive(Debug, Default)]
-pub(crate) struct Stats {
-    pub(crate) wakeups: AtomicU64,
-    pub(crate) waker_panics: AtomicU64,
-    /// Driver passes that panicked (a bug): each restarted the driver.
-    pub(crate) driver_panics: AtomicU64,
-    pub(crate) max_lag_ns: AtomicU64,
-    /// Timers refused at `max_pending`.
-    pub(crate) rejected: AtomicU64,
-    /// The driver's lag, per measured pass.
-    pub(crate) lag: LagHistogram,
-}
-
-impl Stats {
-    /// Adds the driver's counts to `c` (its `max_lag`: the larger).
-    pub(crate) fn add_counts(&self, c: &mut Counts) {
-        c.wakeups += self.wakeups.load(Ordering::Relaxed);
-        c.waker_panics += self.waker_panics.load(Ordering::Relaxed);
-        c.driver_panics += self.driver_panics.load(Ordering::Relaxed);
-        c.max_lag = c.max_lag.max(Duration::from_nanos(
-            self.max_lag_ns.load(Ordering::Relaxed),
-        ));
-        c.rejected += self.rejected.load(Ordering::Relaxed);
-        for (sum, n) in c.lag_buckets.iter_mut().zip(self.lag.counts()) {
-            *sum += n;
-        }
-    }
+    /// What the driver counts (wake-ups, panics, lag) and the refused
+    /// timers. Like `signalled_ns`, a measurement: std's lock even under
+    /// loom, taken once per pass or refusal, never on a timer's way.
+    counts: Mutex<Counts>,
 }
 
 impl Core {
@@ -101,7 +73,7 @@ impl Core {
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(0),
             signal: Notify::new(),
-            stats: Stats::default(),
+            counts: Mutex::default(),
         }
     }
 
@@ -110,23 +82,36 @@ impl Core {
         self.shutdown.load(Ordering::Acquire)
     }
 
+    /// Updates the driver's counts with `f`.
+    pub(crate) fn count(&self, f: impl FnOnce(&mut Counts)) {
+        f(&mut self.counts.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// The driver's counts.
+    pub(crate) fn counts(&self) -> Counts {
+        *self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     // ===== capacity =====
 
     /// Counts one more live timer, unless `max_pending` are alive already.
+    // Inline, and only the test of the bound: every timer's making calls
+    // it, and without a bound (the default) there is nothing to count.
+    #[inline]
     pub(crate) fn acquire(&self) -> bool {
-        match self.max_pending {
-            None => true,
-            Some(max) => {
-                let prev = self.live.0.fetch_add(1, Ordering::Relaxed);
-                if prev >= max {
-                    self.live.0.fetch_sub(1, Ordering::Relaxed);
-                    self.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                    false
-                } else {
-                    true
-                }
-            }
+        self.max_pending.is_none() || self.acquire_bounded()
+    }
+
+    /// [`acquire`](Core::acquire) under a `max_pending` bound.
+    #[inline(never)]
+    fn acquire_bounded(&self) -> bool {
+        let max = self.max_pending.unwrap_or(usize::MAX);
+        if self.live.0.fetch_add(1, Ordering::Relaxed) < max {
+            return true;
         }
+        self.live.0.fetch_sub(1, Ordering::Relaxed);
+        self.count(|c| c.rejected += 1);
+        false
     }
 
     /// Gives a count back: only a claiming

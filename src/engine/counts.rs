@@ -1,12 +1,13 @@
-//! A wheel's counts, in one type: each shard adds its own to it
-//! ([`Shard::add_counts`](crate::engine::shard::Shard::add_counts)), the
-//! driver its counters ([`Stats::add_counts`](crate::engine::core::Stats::add_counts)),
-//! and `Wheel::metrics` wraps the sum. A new counter is a field here, the
-//! line that fills it in where it is kept, and a getter on `Metrics`.
+//! A wheel's counts, in one type: each shard keeps those of its timers in
+//! one, the driver its own in another (`Core::counts`), and a snapshot
+//! ([`Shards::counts`](crate::engine::shards::Shards::counts)) adds them up
+//! for `Wheel::metrics` and the metrics facade. A new counter is a field
+//! here, the line that counts it, and a getter on `Metrics` (and a row of
+//! `publish`'s table, if the facade publishes it).
 
 use std::time::Duration;
 
-use crate::engine::lag::LAG_BUCKETS;
+use crate::engine::lag::{bucket_of, LAG_BUCKETS};
 
 /// What a wheel has counted, at one moment (see the module docs).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -34,4 +35,32 @@ pub(crate) struct Counts {
     pub(crate) rejected: u64,
     /// The driver's lag, by bucket (see `engine::lag`).
     pub(crate) lag_buckets: [u64; LAG_BUCKETS],
+}
+
+impl Counts {
+    /// Adds `other` to these counts (`max_lag`: the larger).
+    pub(crate) fn add(&mut self, other: &Counts) {
+        self.pending += other.pending;
+        self.entries += other.entries;
+        self.shards += other.shards;
+        self.fired += other.fired;
+        self.cancelled += other.cancelled;
+        self.registered += other.registered;
+        self.drained += other.drained;
+        self.wakeups += other.wakeups;
+        self.waker_panics += other.waker_panics;
+        self.driver_panics += other.driver_panics;
+        self.max_lag = self.max_lag.max(other.max_lag);
+        self.rejected += other.rejected;
+        for (sum, n) in self.lag_buckets.iter_mut().zip(other.lag_buckets) {
+            *sum += n;
+        }
+    }
+
+    /// Counts a driver pass that ran `lag` after the end of its earliest
+    /// due tick.
+    pub(crate) fn record_lag(&mut self, lag: Duration) {
+        self.max_lag = self.max_lag.max(lag);
+        self.lag_buckets[bucket_of(lag)] += 1;
+    }
 }

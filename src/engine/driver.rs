@@ -28,14 +28,6 @@
 //! task also runs it when a registration needs an earlier wake-up (through
 //! `Core::signal`).
 //!
-//! # Lag
-//!
-//! Every pass that fires timers measures how long after the end of the
-//! earliest due tick it fired it runs, whichever runner started it: the
-//! alarm at its tick, or the task for its first pass, after an idle period
-//! or for a new earliest timer (a runtime blocked before the task runs
-//! makes those late too).
-//!
 //! # Panics
 //!
 //! A pass that panics (a bug, or a `metrics` recorder that panics) does
@@ -50,23 +42,23 @@
 //! deadlock, and the task, so that a worker is never blocked while the
 //! alarm wakes a batch on another thread (it yields and looks again).
 
+use futures_util::task::AtomicWaker;
+use futures_util::FutureExt;
 use std::any::Any;
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
-
-use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
+use crate::engine::hashed::NEVER;
 use crate::engine::publish::{self, Telemetry};
+use crate::engine::shard::Expiry;
 use crate::engine::shards::{wake_all, Shards};
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::tokio_reliance::{self, Reset};
-use crate::engine::wheel::NEVER;
 
 /// Wakers taken per lock hold.
 const BATCH: usize = 1024;
@@ -82,14 +74,6 @@ pub(crate) const YIELD_EVERY: usize = 100_000;
 /// still in cache: a herd of tasks on one deadline finishes sooner than
 /// with a budget that overflows the local queue.
 const YIELD_SHARED: usize = 128;
-
-/// The yield budget for the runtime the driver runs on.
-fn yield_every() -> usize {
-    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::CurrentThread) => YIELD_EVERY,
-        _ => YIELD_SHARED,
-    }
-}
 
 /// The most timers the alarm wakes from inside tokio's timer processing.
 const INLINE: usize = 4096;
@@ -151,21 +135,8 @@ pub(crate) fn run(
     let guard = Guard { shards, alarm };
     async move {
         loop {
-            let mut once = pin!(publish::alongside(
-                &guard.alarm.telemetry,
-                &guard.shards,
-                drive(&guard),
-            ));
-            let ended =
-                poll_fn(
-                    |cx| match catch_unwind(AssertUnwindSafe(|| once.as_mut().poll(cx))) {
-                        Ok(Poll::Pending) => Poll::Pending,
-                        Ok(Poll::Ready(())) => Poll::Ready(None),
-                        Err(panic) => Poll::Ready(Some(panic)),
-                    },
-                )
-                .await;
-            let Some(panic) = ended else {
+            let once = publish::alongside(&guard.alarm.telemetry, &guard.shards, drive(&guard));
+            let Err(panic) = AssertUnwindSafe(once).catch_unwind().await else {
                 return;
             };
             guard.alarm.panicked(&*panic);
@@ -176,49 +147,29 @@ pub(crate) fn run(
     }
 }
 
-/// What [`expire`] found.
-struct Expired {
-    /// The earliest tick that can hold work.
-    next: u64,
-    /// Work that is due now was left for lack of budget.
-    more: bool,
-    /// The earliest due tick of the timers it fired (`NEVER`: none).
-    earliest: u64,
-    /// How many it fired.
-    fired: usize,
-}
-
 /// Expires every shard up to `now`, waking at most about `budget` timers.
-fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
-    let mut next = NEVER;
-    let mut earliest = NEVER;
-    let mut woken = 0;
+fn expire(shards: &Shards, now: u64, wakers: &mut Vec<Waker>, budget: usize) -> Expiry {
+    let mut all = Expiry::NONE;
     for shard in shards.shards.iter() {
         loop {
-            let found = shard.expire(now, wakers, BATCH.min(budget - woken));
-            earliest = earliest.min(found.earliest);
-            woken += wakers.len();
-            wake_all(&shards.core.stats, wakers);
+            let found = shard.expire(now, wakers, BATCH.min(budget - all.fired));
+            all.earliest = all.earliest.min(found.earliest);
+            all.fired += found.fired;
+            wake_all(&shards.core, wakers);
             if !found.more {
-                next = next.min(found.next);
+                all.next = all.next.min(found.next);
                 break;
             }
-            if woken >= budget {
-                return Expired {
+            if all.fired >= budget {
+                return Expiry {
                     next: now,
                     more: true,
-                    earliest,
-                    fired: woken,
+                    ..all
                 };
             }
         }
     }
-    Expired {
-        next,
-        more: false,
-        earliest,
-        fired: woken,
-    }
+    all
 }
 
 /// The driver's tokio `Sleep` and the instant it is armed for.
@@ -276,8 +227,8 @@ impl Alarm {
         fault::maybe_panic();
         core.begin_run();
         let next = match self.expire(&mut arm.wakers, budget) {
-            Expired { more: true, .. } => return Pass::More,
-            Expired { next, .. } => next,
+            Expiry { more: true, .. } => return Pass::More,
+            Expiry { next, .. } => next,
         };
         let planned = core.end_run(next);
         arm.at = (planned != NEVER).then(|| core.clock.instant_of_tick(planned));
@@ -301,7 +252,7 @@ impl Alarm {
     }
 
     /// Expires what is due now (at most about `budget` timers) and, when
-    /// that fired timers, records how late it ran: from the end of the
+    /// that fired timers, records how late it ran, whichever runner runs it: from the end of the
     /// earliest due tick it fired to the instant it read the clock. A
     /// timer can be registered after that tick has ended (an idle driver
     /// has not processed it): the lag then counts from the registration
@@ -309,7 +260,7 @@ impl Alarm {
     /// registration that races a pass already running, filed before the
     /// pass looks at its shard but signalling after the pass took the
     /// signal, is still counted from its tick.)
-    fn expire(&self, wakers: &mut Vec<Waker>, budget: usize) -> Expired {
+    fn expire(&self, wakers: &mut Vec<Waker>, budget: usize) -> Expiry {
         let core = &*self.shards.core;
         let signalled = core.take_signalled();
         let start = Instant::now();
@@ -318,7 +269,7 @@ impl Alarm {
             let tick_end = core.clock.instant_of_tick(found.earliest);
             let due = signalled.map_or(tick_end, |s| s.max(tick_end));
             let lag = start.saturating_duration_since(due);
-            record_lag(core, lag);
+            core.count(|c| c.record_lag(lag));
             publish::lag(&self.telemetry, &self.shards, lag, found.fired);
         }
         found
@@ -327,7 +278,7 @@ impl Alarm {
     /// A pass panicked: counted, reported, and the driver goes on.
     fn panicked(&self, panic: &(dyn Any + Send)) {
         let core = &*self.shards.core;
-        core.stats.driver_panics.fetch_add(1, Ordering::Relaxed);
+        core.count(|c| c.driver_panics += 1);
         let message = panic
             .downcast_ref::<&str>()
             .copied()
@@ -336,10 +287,53 @@ impl Alarm {
         publish::panicked(&self.telemetry, &self.shards, message);
     }
 
+    /// The `arm` lock, unless the other runner holds it (see the module
+    /// docs). A pass that panicked leaves nothing half done in `Arm`.
+    fn try_arm(&self) -> Option<MutexGuard<'_, Arm>> {
+        match self.arm.try_lock() {
+            Ok(arm) => Some(arm),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Leaves the rest to the task.
     fn kick(&self) {
         self.kicked.store(true, Ordering::Release);
         self.task.wake();
+    }
+
+    /// The alarm's part of a wake-up (see the module docs).
+    fn alarm_pass(self: &std::sync::Arc<Self>) {
+        let core = &self.shards.core;
+        let Some(mut arm) = self.try_arm() else {
+            // The task is running a pass, or this wake-up comes from
+            // within one: wake what is due now, and let the task finish.
+            self.expire(&mut Vec::new(), INLINE);
+            self.kick();
+            return;
+        };
+        if arm.at.is_some_and(|at| Instant::now() < at) {
+            // Not the tokio timer firing at its deadline: a spurious
+            // wake-up, or that timer's own shutdown (tokio's alternative
+            // timer wakes every timer when its worker stops, and a re-arm
+            // then would make a timer on a runtime that is shutting down).
+            // The task looks, in its own context.
+            drop(arm);
+            self.kick();
+            return;
+        }
+        core.count(|c| c.wakeups += 1);
+        let waker = Waker::from(self.clone());
+        for _ in 0..ALARM_RETRIES {
+            match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
+                Pass::Armed => return,
+                Pass::More | Pass::Dead => break,
+                Pass::Again => {}
+            }
+        }
+        drop(arm);
+        self.kick();
     }
 }
 
@@ -362,52 +356,18 @@ impl Wake for Alarm {
     }
 }
 
-impl Alarm {
-    /// The alarm's part of a wake-up (see the module docs).
-    fn alarm_pass(self: &std::sync::Arc<Self>) {
-        let core = &self.shards.core;
-        let mut arm = match self.arm.try_lock() {
-            Ok(arm) => arm,
-            // A pass that panicked leaves nothing half done in `Arm`.
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                // The task is running a pass, or this wake-up comes from
-                // within one: wake what is due now, and let the task finish.
-                self.expire(&mut Vec::new(), INLINE);
-                self.kick();
-                return;
-            }
-        };
-        if arm.at.is_some_and(|at| Instant::now() < at) {
-            // Not the tokio timer firing at its deadline: a spurious
-            // wake-up, or that timer's own shutdown (tokio's alternative
-            // timer wakes every timer when its worker stops, and a re-arm
-            // then would make a timer on a runtime that is shutting down).
-            // The task looks, in its own context.
-            drop(arm);
-            self.kick();
-            return;
-        }
-        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
-        let waker = Waker::from(self.clone());
-        for _ in 0..ALARM_RETRIES {
-            match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
-                Pass::Armed => return,
-                Pass::More | Pass::Dead => break,
-                Pass::Again => {}
-            }
-        }
-        drop(arm);
-        self.kick();
-    }
-}
-
 async fn drive(guard: &Guard) {
     let shards = &guard.shards;
     let alarm = &guard.alarm;
     let core = &*shards.core;
     let alarm_waker = Waker::from(alarm.clone());
-    let budget = yield_every();
+    // The runtime's flavour, as the wheel noted it when it was built: a
+    // clock that can pause runs on a current-thread runtime.
+    let budget = if core.clock.pausable() {
+        YIELD_EVERY
+    } else {
+        YIELD_SHARED
+    };
     loop {
         if core.is_shutdown() || abandoned(shards) {
             return;
@@ -418,25 +378,17 @@ async fn drive(guard: &Guard) {
         // Let the worker run other tasks meanwhile rather than block it,
         // then look again: a registration may need an earlier tick than the
         // one that pass arms.
-        let pass = match alarm.arm.try_lock() {
-            Ok(mut arm) => Some(alarm.pass(&mut arm, budget, &alarm_waker, true)),
-            Err(TryLockError::Poisoned(e)) => {
-                Some(alarm.pass(&mut e.into_inner(), budget, &alarm_waker, true))
-            }
-            Err(TryLockError::WouldBlock) => None,
-        };
-        let Some(pass) = pass else {
-            tokio::task::yield_now().await;
-            continue;
-        };
+        let pass = alarm
+            .try_arm()
+            .map(|mut arm| alarm.pass(&mut arm, budget, &alarm_waker, true));
         match pass {
-            Pass::Armed => {}
-            Pass::More => {
+            Some(Pass::Armed) => {}
+            None | Some(Pass::More) => {
                 tokio::task::yield_now().await;
                 continue;
             }
-            Pass::Again => continue,
-            Pass::Dead => return,
+            Some(Pass::Again) => continue,
+            Some(Pass::Dead) => return,
         }
         poll_fn(|cx| {
             alarm.task.register(cx.waker());
@@ -446,14 +398,8 @@ async fn drive(guard: &Guard) {
             Poll::Pending
         })
         .await;
-        core.stats.wakeups.fetch_add(1, Ordering::Relaxed);
+        core.count(|c| c.wakeups += 1);
     }
-}
-
-fn record_lag(core: &crate::engine::core::Core, lag: Duration) {
-    let ns = u64::try_from(lag.as_nanos()).unwrap_or(u64::MAX);
-    core.stats.max_lag_ns.fetch_max(ns, Ordering::Relaxed);
-    core.stats.lag.record(lag);
 }
 
 /// Fault injection for the tests: makes the next passes on this thread

@@ -23,7 +23,7 @@
 //!   whose move fails knows the driver has its entry and registers again; a
 //!   driver whose firing fails reads the new tick and files the entry there.
 //! - A sleep writes its word without the lock only while its due tick is
-//!   after the shard's elapsed tick. A slot is filed again only for a
+//!   after the shard's processed tick. A slot is filed again only for a
 //!   tick after that one, so a stale sleep's compare-and-swap can never
 //!   match its slot's next entry.
 //! - A chunk, once made, stays for the life of its shard: a sleep that

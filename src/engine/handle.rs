@@ -46,9 +46,20 @@ impl WheelHandle {
     pub(crate) fn start(config: &Config) -> Result<WheelHandle, BuildKind> {
         let shards = config.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
+        WheelHandle::spawn(config, shards, &runtime).ok_or(BuildKind::NoTimer)
+    }
+
+    /// Builds a wheel of `shards` shards with `config`, whose settings are
+    /// valid, and spawns its driver on `runtime`; `None` when that runtime
+    /// has no timer.
+    pub(crate) fn spawn(
+        config: &Config,
+        shards: usize,
+        runtime: &tokio::runtime::Handle,
+    ) -> Option<WheelHandle> {
         // Counting ticks from one of tokio's own tick boundaries makes the
         // wheel's ticks end where tokio's do: one rounding, not two.
-        let timer = tokio_reliance::timer_of(&runtime).ok_or(BuildKind::NoTimer)?;
+        let timer = tokio_reliance::timer_of(runtime)?;
         let origin = timer.boundary.unwrap_or_else(tokio::time::Instant::now);
         let mut core = Core::new(origin, config.tick, config.slots(), config.max_pending);
         core.clock.runs_on(runtime.runtime_flavor());
@@ -62,7 +73,7 @@ impl WheelHandle {
             config.stall_threshold,
         );
         runtime.spawn(driver::run(shards, timer.fires_at_once, telemetry));
-        Ok(handle)
+        Some(handle)
     }
 
     fn new(shards: Arc<Shards>) -> WheelHandle {
@@ -112,7 +123,7 @@ impl WheelHandle {
 
     /// The shards' counts, added up, and the driver's.
     pub(crate) fn counts(&self) -> Counts {
-        self.shards().all_counts()
+        self.shards().counts()
     }
 
     /// Shuts the wheel down; returns how many timers were pending.

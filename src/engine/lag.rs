@@ -1,6 +1,6 @@
-//! The driver's lag distribution: a histogram of fixed log2 buckets, one
-//! atomic counter each, that the driver adds a sample to for each pass
-//! that fires timers (how long after the end of the earliest due tick
+//! The driver's lag distribution: a histogram of fixed log2 buckets, in
+//! the driver's counts (`Counts::lag_buckets`), that gets a sample for each
+//! pass that fires timers (how long after the end of the earliest due tick
 //! among them it runs), and [`Wheel::metrics`](crate::Wheel::metrics)
 //! reads.
 //!
@@ -14,33 +14,13 @@
 //! no table to search, and so that the relative error of a quantile read
 //! from them is at most a factor of two, which is what an operator asking
 //! "is the runtime late by microseconds, milliseconds or seconds" needs.
-//! The exact maximum is kept beside them (`core::Stats::max_lag_ns`).
+//! The exact maximum is kept beside them (`Counts::max_lag`).
 
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::engine::sync::{AtomicU64, Ordering};
-
 /// The number of buckets of the lag histogram.
 pub(crate) const LAG_BUCKETS: usize = 32;
-
-/// The driver's lag histogram (see the module docs).
-#[derive(Debug, Default)]
-pub(crate) struct LagHistogram {
-    buckets: [AtomicU64; LAG_BUCKETS],
-}
-
-impl LagHistogram {
-    /// Counts one pass `lag` after the end of its earliest due tick.
-    pub(crate) fn record(&self, lag: Duration) {
-        self.buckets[bucket_of(lag)].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Each bucket's count.
-    pub(crate) fn counts(&self) -> [u64; LAG_BUCKETS] {
-        std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed))
-    }
-}
 
 /// The bucket that counts a lag of `lag`.
 pub(crate) fn bucket_of(lag: Duration) -> usize {
@@ -150,15 +130,14 @@ mod tests {
 
     #[test]
     fn a_quantile_is_the_end_of_its_bucket_capped_by_the_maximum() {
-        let h = LagHistogram::default();
-        assert_eq!(quantile(&h.counts(), Duration::ZERO, 0.5), None);
-        for _ in 0..98 {
-            h.record(us(10)); // bucket [8, 16) µs
+        let mut c = [0; LAG_BUCKETS];
+        assert_eq!(quantile(&c, Duration::ZERO, 0.5), None);
+        let lags = [us(10); 98]; // bucket [8, 16) µs
+        let more = [Duration::from_millis(3), Duration::from_millis(300)]; // [2048, 4096) µs, ...
+        for lag in lags.into_iter().chain(more) {
+            c[bucket_of(lag)] += 1;
         }
-        h.record(Duration::from_millis(3)); // [2048, 4096) µs
-        h.record(Duration::from_millis(300));
         let max = Duration::from_millis(300);
-        let c = h.counts();
         assert_eq!(quantile(&c, max, 0.0), Some(us(16)));
         assert_eq!(quantile(&c, max, 0.5), Some(us(16)));
         assert_eq!(quantile(&c, max, 0.98), Some(us(16)));

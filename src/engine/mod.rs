@@ -16,7 +16,7 @@
 //!   lock-free due words, and the ids that let a poll skip the lock.
 //! - [`driver`]: the tokio task that advances the shards.
 //! - [`queue`]: the single-owner wheel behind `DelayQueue`.
-//! - [`wheel`]: the hashed timing wheel itself, plain data with no tokio.
+//! - [`hashed`]: the hashed timing wheel itself, plain data with no tokio.
 //! - [`clock`]: the only place where an `Instant` becomes a tick.
 //! - [`sync`]: the locks and atomics, swapped for loom's under `cfg(loom)`.
 //! - [`tokio_reliance`]: every behaviour of tokio the engine relies on
@@ -80,14 +80,14 @@
 //!
 //! ## Polls and later resets without the lock
 //!
-//! - **The elapsed tick.** Each shard publishes the last tick it has
+//! - **The processed tick.** Each shard publishes the last tick it has
 //!   processed in an atomic. Once a sleep's tick has elapsed its entry is the
 //!   driver's, which removes it as it expires it; a sleep polled after that
 //!   completes without the lock.
 //! - **The waker id.** A sleep remembers which waker its entry holds (data
 //!   pointer and a number for its vtable, equal exactly when
 //!   `Waker::will_wake` would say so). A poll with that waker before the tick
-//!   reads the elapsed tick and the shutdown flag and returns `Pending`:
+//!   reads the processed tick and the shutdown flag and returns `Pending`:
 //!   only the driver, after publishing the tick, and a shutdown, after raising
 //!   the flag, take the waker away.
 //! - **Due words.** A deadline moved later only records the new tick; the
@@ -158,6 +158,7 @@ pub(crate) mod driver;
 pub(crate) mod due_word;
 pub(crate) mod entry;
 pub(crate) mod handle;
+pub(crate) mod hashed;
 pub(crate) mod lag;
 #[cfg(test)]
 mod loom_models;
@@ -169,4 +170,3 @@ pub(crate) mod shards;
 pub(crate) mod sync;
 pub(crate) mod tokio_reliance;
 pub(crate) mod waker_id;
-pub(crate) mod wheel;

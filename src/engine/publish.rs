@@ -24,7 +24,7 @@
 //! it, so none is dropped.
 //!
 //! Wheels that share a name share their series: each publisher adds what
-//! changed since its last publication to its name's row in [`TOTALS`] and
+//! changed since its last publication to its name's row in `facade::TOTALS` and
 //! publishes the row. Two runtimes' default wheels thus make one
 //! `wheel="default"` series that counts both, rather than two publishers
 //! overwriting each other's values.
@@ -44,18 +44,6 @@ use std::time::Duration;
 
 use crate::engine::config::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
 use crate::engine::shards::Shards;
-
-/// The facade's names for a wheel's numbers.
-#[cfg(feature = "metrics")]
-mod names {
-    pub(super) const PENDING: &str = "hashwheel_timers_pending";
-    pub(super) const REGISTERED: &str = "hashwheel_timers_registered_total";
-    pub(super) const FIRED: &str = "hashwheel_timers_fired_total";
-    pub(super) const CANCELLED: &str = "hashwheel_timers_cancelled_total";
-    pub(super) const REJECTED: &str = "hashwheel_timers_rejected_total";
-    pub(super) const DRIVER_PANICS: &str = "hashwheel_driver_panics_total";
-    pub(super) const LAG: &str = "hashwheel_driver_lag_seconds";
-}
 
 /// A wheel's name, what it reports and how.
 #[derive(Debug)]
@@ -166,78 +154,86 @@ pub(crate) fn stopped(telemetry: &Telemetry, shards: &Shards) {
     let _ = (telemetry, shards);
 }
 
-// ===== the counts =====
-
-/// The counts a wheel publishes (a part of its
-/// [`Counts`](crate::engine::counts::Counts)), as they add up over the
-/// wheels of one name.
-#[cfg(feature = "metrics")]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Published {
-    pending: u64,
-    registered: u64,
-    fired: u64,
-    cancelled: u64,
-    rejected: u64,
-    driver_panics: u64,
-}
-
-#[cfg(feature = "metrics")]
-impl Published {
-    fn read(shards: &Shards) -> Published {
-        let c = shards.all_counts();
-        Published {
-            pending: c.pending as u64,
-            registered: c.registered,
-            fired: c.fired,
-            cancelled: c.cancelled,
-            rejected: c.rejected,
-            driver_panics: c.driver_panics,
-        }
-    }
-
-    /// Adds what changed from `old` to `new` (the same wheel's counts,
-    /// read later; its counters only grow).
-    fn add_change(&mut self, old: &Published, new: &Published) {
-        self.pending = self.pending - old.pending + new.pending;
-        self.registered += new.registered.saturating_sub(old.registered);
-        self.fired += new.fired.saturating_sub(old.fired);
-        self.cancelled += new.cancelled.saturating_sub(old.cancelled);
-        self.rejected += new.rejected.saturating_sub(old.rejected);
-        self.driver_panics += new.driver_panics.saturating_sub(old.driver_panics);
-    }
-}
-
-/// Every name's published counts: the sum over the wheels of that name of
-/// what each last published (see the module docs). A handful of rows.
-#[cfg(feature = "metrics")]
-static TOTALS: std::sync::Mutex<Vec<(Cow<'static, str>, Published)>> =
-    std::sync::Mutex::new(Vec::new());
-
-#[cfg(feature = "metrics")]
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Nothing panics while these locks are held but the recorder, which
-    // leaves the counts whole.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 // ===== the metrics facade =====
 
 #[cfg(feature = "metrics")]
 mod facade {
     use std::borrow::Cow;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Mutex;
+    use std::sync::{Mutex, MutexGuard};
     use std::time::Duration;
 
     use metrics::{Histogram, Key, Label, Metadata, Unit};
     use tokio::sync::Notify;
     use tokio::time::Instant;
 
-    use super::{lock, names, Published, TOTALS};
     use crate::engine::clock::later;
+    use crate::engine::counts::Counts;
     use crate::engine::shards::Shards;
     use crate::engine::tokio_reliance::{self, Reset};
+
+    /// A published count: its name, whether it is a gauge (else a
+    /// counter), its description, and its value in a wheel's counts.
+    type Row = (&'static str, bool, &'static str, fn(&Counts) -> u64);
+
+    /// The counts the facade publishes, by name.
+    const ROWS: [Row; 6] = [
+        (
+            "hashwheel_timers_pending",
+            true,
+            "Timers in the wheel that have not fired, been cancelled or been shut down yet.",
+            |c| c.pending as u64,
+        ),
+        (
+            "hashwheel_timers_registered_total",
+            false,
+            "Timers the wheel has taken: every registration of a sleep, timeout or delay, \
+             again after a reset that re-registers it.",
+            |c| c.registered,
+        ),
+        (
+            "hashwheel_timers_fired_total",
+            false,
+            "Timers the wheel's driver has fired.",
+            |c| c.fired,
+        ),
+        (
+            "hashwheel_timers_cancelled_total",
+            false,
+            "Timers removed before they fired: dropped, cancelled through a handle, \
+             or reset to a deadline that had already passed.",
+            |c| c.cancelled,
+        ),
+        (
+            "hashwheel_timers_rejected_total",
+            false,
+            "Timers refused because the wheel held max_pending timers already.",
+            |c| c.rejected,
+        ),
+        (
+            "hashwheel_driver_panics_total",
+            false,
+            "Times the timer driver panicked (a bug) and started again; timers kept their deadlines.",
+            |c| c.driver_panics,
+        ),
+    ];
+
+    /// The lag histogram's name.
+    const LAG: &str = "hashwheel_driver_lag_seconds";
+
+    /// The published counts of a wheel, or their sums over the wheels of
+    /// one name, in the order of [`ROWS`].
+    type Values = [u64; ROWS.len()];
+
+    /// Every name's published counts: the sum over the wheels of that name
+    /// of what each last published (see the module docs). A handful of rows.
+    static TOTALS: Mutex<Vec<(Cow<'static, str>, Values)>> = Mutex::new(Vec::new());
+
+    fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        // Nothing panics while these locks are held but the recorder, which
+        // leaves the counts whole.
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     static METADATA: Metadata<'static> =
         Metadata::new("hashwheel", metrics::Level::INFO, Some(module_path!()));
@@ -247,17 +243,13 @@ mod facade {
     #[derive(Debug)]
     pub(super) struct Publisher {
         interval: Duration,
-        pending: Key,
-        registered: Key,
-        fired: Key,
-        cancelled: Key,
-        rejected: Key,
-        driver_panics: Key,
+        /// One key per row of [`ROWS`].
+        keys: [Key; ROWS.len()],
         lag: Key,
         /// `lag`'s handle, from the recorder of the last publication.
         lag_handle: Mutex<Option<Histogram>>,
         /// What this wheel last added to its name's row of `TOTALS`.
-        last: Mutex<Published>,
+        last: Mutex<Values>,
         /// Waiting for the driver's next pass (a paused clock only).
         parked: AtomicBool,
         wake: Notify,
@@ -270,15 +262,10 @@ mod facade {
             };
             Publisher {
                 interval,
-                pending: key(names::PENDING),
-                registered: key(names::REGISTERED),
-                fired: key(names::FIRED),
-                cancelled: key(names::CANCELLED),
-                rejected: key(names::REJECTED),
-                driver_panics: key(names::DRIVER_PANICS),
-                lag: key(names::LAG),
+                keys: ROWS.map(|(metric, ..)| key(metric)),
+                lag: key(LAG),
                 lag_handle: Mutex::new(None),
-                last: Mutex::new(Published::default()),
+                last: Mutex::new(Values::default()),
                 parked: AtomicBool::new(false),
                 wake: Notify::new(),
             }
@@ -293,40 +280,15 @@ mod facade {
 
     /// Registers the names' descriptions and units with the recorder.
     fn describe() {
-        metrics::describe_gauge!(
-            names::PENDING,
-            Unit::Count,
-            "Timers in the wheel that have not fired, been cancelled or been shut down yet."
-        );
-        metrics::describe_counter!(
-            names::REGISTERED,
-            Unit::Count,
-            "Timers the wheel has taken: every registration of a sleep, timeout or delay, \
-             again after a reset that re-registers it."
-        );
-        metrics::describe_counter!(
-            names::FIRED,
-            Unit::Count,
-            "Timers the wheel's driver has fired."
-        );
-        metrics::describe_counter!(
-            names::CANCELLED,
-            Unit::Count,
-            "Timers removed before they fired: dropped, cancelled through a handle, \
-             or reset to a deadline that had already passed."
-        );
-        metrics::describe_counter!(
-            names::REJECTED,
-            Unit::Count,
-            "Timers refused because the wheel held max_pending timers already."
-        );
-        metrics::describe_counter!(
-            names::DRIVER_PANICS,
-            Unit::Count,
-            "Times the timer driver panicked (a bug) and started again; timers kept their deadlines."
-        );
+        for (name, gauge, description, _) in ROWS {
+            if gauge {
+                metrics::describe_gauge!(name, Unit::Count, description);
+            } else {
+                metrics::describe_counter!(name, Unit::Count, description);
+            }
+        }
         metrics::describe_histogram!(
-            names::LAG,
+            LAG,
             Unit::Seconds,
             "How long after the end of the earliest due tick it fired each timer driver pass \
              that fired timers ran: how late a blocked or busy runtime let the timers be."
@@ -349,34 +311,35 @@ mod facade {
     /// wheel's last publication.
     pub(super) fn publish(telemetry: &super::Telemetry, shards: &Shards) -> bool {
         let p = &telemetry.publisher;
-        let now = Published::read(shards);
+        let counts = shards.counts();
+        let now: Values = ROWS.map(|(.., value)| value(&counts));
         let mut last = lock(&p.last);
         let changed = now != *last;
         let mut totals = lock(&TOTALS);
         let i = match totals.iter().position(|(n, _)| *n == telemetry.name) {
             Some(i) => i,
             None => {
-                totals.push((telemetry.name.clone(), Published::default()));
+                totals.push((telemetry.name.clone(), Values::default()));
                 totals.len() - 1
             }
         };
+        // The sum holds this wheel's last values: it gives them back and
+        // takes the new ones (a gauge may have fallen).
         let sum = &mut totals[i].1;
-        sum.add_change(&last, &now);
+        for ((s, old), new) in sum.iter_mut().zip(*last).zip(now) {
+            *s = *s - old + new;
+        }
         *last = now;
         // Under the lock: publications of one name reach the recorder in
         // the order of their sums.
         metrics::with_recorder(|r| {
-            r.register_gauge(&p.pending, &METADATA)
-                .set(sum.pending as f64);
-            r.register_counter(&p.registered, &METADATA)
-                .absolute(sum.registered);
-            r.register_counter(&p.fired, &METADATA).absolute(sum.fired);
-            r.register_counter(&p.cancelled, &METADATA)
-                .absolute(sum.cancelled);
-            r.register_counter(&p.rejected, &METADATA)
-                .absolute(sum.rejected);
-            r.register_counter(&p.driver_panics, &METADATA)
-                .absolute(sum.driver_panics);
+            for (((_, gauge, ..), key), v) in ROWS.iter().zip(&p.keys).zip(*sum) {
+                if *gauge {
+                    r.register_gauge(key, &METADATA).set(v as f64);
+                } else {
+                    r.register_counter(key, &METADATA).absolute(v);
+                }
+            }
             *lock(&p.lag_handle) = Some(r.register_histogram(&p.lag, &METADATA));
         });
         changed

@@ -32,12 +32,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::shard::{Registration, Reset};
+use super::shard::Registration;
 use crate::engine::clock::Clock;
 use crate::engine::clock::Deadline;
 use crate::engine::core::Core;
+use crate::engine::hashed::{HashedWheel, NEVER};
 use crate::engine::shards::ShardRef;
-use crate::engine::wheel::{HashedWheel, NEVER};
 
 /// A moment at which the queue may have work: the end of a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -202,11 +202,11 @@ impl<T> QueueWheel<T> {
             return Look::Ready(key);
         }
         let now = self.clock.now_tick();
-        let elapsed = self.wheel.elapsed();
-        if now > elapsed {
+        let processed = self.wheel.processed();
+        if now > processed {
             self.wheel.advance(now);
             let retick = self.recheck_due();
-            if retick || now - elapsed >= self.slots {
+            if retick || now - processed >= self.slots {
                 self.wheel.sort_due();
             }
             if let Some(key) = self.wheel.peek_due() {
@@ -314,7 +314,7 @@ impl QueueAlarm {
         if let Some((key, tick)) = self.entry {
             // `now` 0: an earlier tick that has already elapsed is left to the
             // driver, which the move notifies.
-            if tick != due.0 && matches!(shard.reset(key, tick, due.0, 0, false), Reset::Gone) {
+            if tick != due.0 && !shard.reset(key, tick, due.0, 0, false) {
                 (self.entry, self.waker) = (None, None);
             } else {
                 self.entry = Some((key, due.0));
@@ -327,12 +327,12 @@ impl QueueAlarm {
                     self.waker = Some(waker.clone());
                     Ring::Set
                 }
-                Registration::Elapsed => Ring::Elapsed,
+                Registration::Passed => Ring::Elapsed,
                 Registration::Shutdown => Ring::Shutdown,
             };
         };
         if self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            if !shard.has_elapsed(tick) {
+            if !shard.is_processed(tick) {
                 return Ring::Set;
             }
         } else if shard.poll(key, tick, waker).is_pending() {
@@ -356,7 +356,7 @@ impl QueueAlarm {
     /// set and rings again.
     pub(crate) fn take_rung(&mut self) -> bool {
         match self.entry {
-            Some((_, tick)) if self.shard.get().has_elapsed(tick) => {
+            Some((_, tick)) if self.shard.get().is_processed(tick) => {
                 (self.entry, self.waker) = (None, None);
                 true
             }

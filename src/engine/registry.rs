@@ -51,14 +51,14 @@ use crate::engine::sync::Arc;
 
 /// A runtime's default wheel.
 #[derive(Debug)]
-struct Entry {
+struct RuntimeWheel {
     runtime: Id,
     wheel: WheelHandle,
     /// The runtime had shut down when the wheel was built.
     closed: bool,
 }
 
-impl Entry {
+impl RuntimeWheel {
     /// Whether this entry serves `runtime`.
     fn serves(&self, runtime: Id) -> bool {
         self.runtime == runtime && (self.closed || !self.wheel.is_shutdown())
@@ -67,7 +67,7 @@ impl Entry {
 
 /// Every runtime's default wheel. A handful of entries (one per live
 /// runtime), looked at only when a thread's cache misses.
-static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static REGISTRY: Mutex<Vec<RuntimeWheel>> = Mutex::new(Vec::new());
 
 /// What a thread remembers of the last call it served.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ thread_local! {
     static CURRENT: RefCell<Option<Cached>> = const { RefCell::new(None) };
 }
 
-fn registry() -> MutexGuard<'static, Vec<Entry>> {
+fn registry() -> MutexGuard<'static, Vec<RuntimeWheel>> {
     // Nothing panics while holding the lock; a poisoned one is still sound.
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -104,28 +104,16 @@ fn find(runtime: Id) -> Option<WheelHandle> {
         .map(|e| e.wheel.clone())
 }
 
-/// How [`install`] treats a runtime that already has a live default wheel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Existing {
-    /// Keep it and return it (first use racing with first use).
-    Keep,
-    /// Keep it and fail (`Builder::build_default`).
-    Refuse,
-}
-
-/// Makes `wheel` the default wheel of `runtime`, unless the runtime has a
-/// live one already: then `Keep` returns that one and `Refuse` fails.
-/// Dead entries, this runtime's and others', are dropped on the way.
-fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelHandle, BuildKind> {
+/// Makes `wheel` the default wheel of `runtime`; the runtime's live one
+/// instead, if it has one already (`Err`). Dead entries, this runtime's and
+/// others', are dropped on the way.
+fn install(runtime: Id, wheel: WheelHandle) -> Result<WheelHandle, WheelHandle> {
     let mut reg = registry();
     if let Some(e) = reg.iter().find(|e| e.serves(runtime)) {
         let found = e.wheel.clone();
         drop(reg);
         drop(wheel);
-        return match existing {
-            Existing::Keep => Ok(found),
-            Existing::Refuse => Err(BuildKind::DefaultExists),
-        };
+        return Err(found);
     }
     let mut dead = Vec::new();
     let mut i = 0;
@@ -136,7 +124,7 @@ fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelH
             i += 1;
         }
     }
-    reg.push(Entry {
+    reg.push(RuntimeWheel {
         runtime,
         wheel: wheel.clone(),
         closed: wheel.is_shutdown(),
@@ -146,28 +134,21 @@ fn install(runtime: Id, wheel: WheelHandle, existing: Existing) -> Result<WheelH
     Ok(wheel)
 }
 
-/// Why the current runtime's default wheel could not give a timer (the
-/// public `Error` says it in words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+/// Why a timer could not be made, or could not do its job: the engine's
+/// one error kind (the public `Error` says it in words; a `Builder`'s own
+/// reasons are `BuildKind`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// A `TimeoutHandle` cancelled the timer.
+    Cancelled,
+    /// The wheel has shut down.
+    Shutdown,
+    /// The wheel holds `max_pending` timers.
+    AtCapacity,
     /// No runtime is current.
     NoRuntime,
     /// The current runtime was built without its timer.
     NoTimer,
-    /// The wheel holds `max_pending` timers.
-    AtCapacity,
-}
-
-impl From<BuildKind> for Refused {
-    fn from(kind: BuildKind) -> Refused {
-        match kind {
-            BuildKind::NoRuntime => Refused::NoRuntime,
-            BuildKind::NoTimer => Refused::NoTimer,
-            // The default configuration is valid (see the test below), and
-            // `Existing::Keep` never refuses.
-            other => unreachable!("the default wheel cannot fail with {other:?}"),
-        }
-    }
 }
 
 thread_local! {
@@ -177,102 +158,83 @@ thread_local! {
     static NO_TIMER: Cell<Option<Id>> = const { Cell::new(None) };
 }
 
-/// The default wheel of `runtime`, the current runtime, from the registry,
+/// The default wheel of the current runtime `handle` from the registry,
 /// built with the default configuration if it has none.
-#[cold]
-fn lookup(runtime: Id) -> Result<WheelHandle, Refused> {
+fn lookup(handle: &Handle) -> Result<WheelHandle, Kind> {
+    let runtime = handle.id();
     if let Some(wheel) = find(runtime) {
         return Ok(wheel);
     }
     if NO_TIMER.try_with(Cell::get).ok().flatten() == Some(runtime) {
-        return Err(Refused::NoTimer);
+        return Err(Kind::NoTimer);
     }
-    let wheel = match WheelHandle::start(&Config::default().named_if_unnamed(DEFAULT_WHEEL)) {
-        Ok(wheel) => wheel,
-        Err(kind) => {
-            if kind == BuildKind::NoTimer {
-                let _ = NO_TIMER.try_with(|c| c.set(Some(runtime)));
-            }
-            return Err(kind.into());
-        }
+    let config = Config::default().named_if_unnamed(DEFAULT_WHEEL);
+    let shards = config
+        .validate()
+        .expect("the default configuration is valid");
+    let Some(wheel) = WheelHandle::spawn(&config, shards, handle) else {
+        let _ = NO_TIMER.try_with(|c| c.set(Some(runtime)));
+        return Err(Kind::NoTimer);
     };
-    Ok(install(runtime, wheel, Existing::Keep)?)
+    // First use racing with first use: the first installed wins.
+    Ok(install(runtime, wheel).unwrap_or_else(|found| found))
 }
 
 // ===== finding the current runtime's wheel =====
 
-/// Runs `f` on the current runtime's default wheel; an error outside a
-/// runtime, or in one without its timer.
+/// Runs `f` on the thread's cache if it serves the current call (see the
+/// invariants); `None` otherwise (no cache yet, another runtime's, a wheel
+/// shut down, no runtime, or the thread's locals being destroyed).
 ///
-/// The fastest path, a call from the same task as the thread's last one,
-/// is a read of tokio's current task id and a thread-local comparison: no
-/// runtime handle. Otherwise it is one [`Handle::try_current`] (the same
-/// lookup `tokio::time::sleep` makes) and the same comparison.
-fn with_current<R, F: FnOnce(&WheelHandle) -> R>(f: F) -> Result<R, Refused> {
-    let task = task::try_id();
-    if task.is_some() {
-        // A miss hands `f` back. `try_with` fails only while the thread's
-        // locals are being destroyed: the call then goes the slow way.
-        let mut f = Some(f);
-        let hit = CURRENT.try_with(|cell| {
-            let cached = cell.try_borrow().ok()?;
-            let c = cached.as_ref()?;
-            if c.task == task && !c.wheel.is_shutdown() {
-                let f = f.take().expect("called once");
-                Some(f(&c.wheel))
-            } else {
-                None
-            }
-        });
-        if let Ok(Some(r)) = hit {
-            return Ok(r);
+/// One look serves both usual calls: from the task the thread served last,
+/// which asks tokio nothing but its task id, and from another task of the
+/// same runtime, a server worker's usual call, which asks tokio for the
+/// current runtime once (as `tokio::time::sleep` asks it for its timer).
+/// The result is left in a local rather than returned through `try_with`'s
+/// nested enums, whose copies `perf` showed stalling.
+fn cached<R>(task: Option<task::Id>, f: impl FnOnce(&Cached) -> R) -> Option<R> {
+    let mut hit = None;
+    let _ = CURRENT.try_with(|cell| {
+        let Ok(mut cached) = cell.try_borrow_mut() else {
+            return;
+        };
+        let Some(c) = cached.as_mut() else {
+            return;
+        };
+        if c.shard.core.is_shutdown() {
+            return;
         }
-        return with_runtime(task, f.take().expect("not called on a miss"));
-    }
-    with_runtime(task, f)
+        if task.is_none() || c.task != task {
+            // The handle goes at once: holding it (a count on an `Arc` that
+            // every worker shares) while the timer is made costs a
+            // contended cache line.
+            match Handle::try_current() {
+                Ok(handle) if handle.id() == c.runtime => c.task = task,
+                _ => return,
+            }
+        }
+        hit = Some(f(c));
+    });
+    hit
 }
 
-/// [`with_current`] for a call from a task the thread did not serve last,
-/// or from outside any task.
-fn with_runtime<R>(
-    task: Option<task::Id>,
-    f: impl FnOnce(&WheelHandle) -> R,
-) -> Result<R, Refused> {
-    // The handle goes at once: holding it (a count on an `Arc` that every
-    // worker shares) while the timer is made costs a contended cache line.
-    let runtime = match Handle::try_current() {
-        Ok(handle) => handle.id(),
-        Err(_) => return Err(Refused::NoRuntime),
-    };
-    let mut f = Some(f);
-    let hit = CURRENT.try_with(|cell| {
-        let mut cached = cell.try_borrow_mut().ok()?;
-        match &mut *cached {
-            Some(c) if c.runtime == runtime && !c.wheel.is_shutdown() => {
-                c.task = task;
-                let f = f.take().expect("called once");
-                Some(f(&c.wheel))
-            }
-            _ => None,
-        }
-    });
-    if let Ok(Some(r)) = hit {
-        return Ok(r);
-    }
-    let wheel = lookup(runtime)?;
-    let f = f.take().expect("called once");
-    let r = f(&wheel);
+/// The current runtime's default wheel, from the registry, which a call
+/// from task `task` caches as the thread's: what a call does when
+/// [`cached`] misses.
+#[cold]
+fn uncached(task: Option<task::Id>) -> Result<WheelHandle, Kind> {
+    let handle = Handle::try_current().map_err(|_| Kind::NoRuntime)?;
+    let wheel = lookup(&handle)?;
     remember(Cached {
-        runtime,
+        runtime: handle.id(),
         task,
         shard: wheel.thread_shard(),
-        wheel,
+        wheel: wheel.clone(),
     });
-    Ok(r)
+    Ok(wheel)
 }
 
 /// Caches the wheel of a runtime as this thread's.
-#[cold]
 fn remember(cached: Cached) {
     // A thread whose locals are being destroyed, or a nested call, just
     // does not cache.
@@ -287,51 +249,31 @@ fn remember(cached: Cached) {
 /// A timer's place on the current runtime's default wheel; an error
 /// outside a runtime, in one without its timer, or when the wheel is full.
 /// The timer is made from it after the thread-local lookup, which then
-/// hands back one word rather than the whole timer.
-///
-/// One look at the thread's cache serves both usual calls: from the task
-/// the thread served last, which asks tokio nothing, and from another task
-/// of the same runtime, a server worker's usual call, which asks tokio for
-/// the current runtime once (as `tokio::time::sleep` asks it for its
-/// timer). Either way the timer claims on the shard the cache keeps for
-/// this thread. The result is left in a local rather than returned through
-/// `try_with`'s nested enums, whose copies `perf` showed stalling.
+/// hands back one word rather than the whole timer. A hit claims on the
+/// shard the cache keeps for this thread.
 #[inline]
-pub(crate) fn claim() -> Result<ShardRef, Refused> {
+pub(crate) fn claim() -> Result<ShardRef, Kind> {
     let task = task::try_id();
-    let mut hit = None;
-    let _ = CURRENT.try_with(|cell| {
-        let Ok(mut cached) = cell.try_borrow_mut() else {
-            return;
-        };
-        let Some(c) = cached.as_mut() else {
-            return;
-        };
-        if c.shard.core.is_shutdown() {
-            return;
-        }
-        if task.is_none() || c.task != task {
-            // The handle goes at once (see `with_runtime`).
-            match Handle::try_current() {
-                Ok(handle) if handle.id() == c.runtime => c.task = task,
-                _ => return,
-            }
-        }
-        hit = Some(ShardRef::claim(&c.shard));
-    });
-    match hit {
-        Some(Some(shard)) => Ok(shard),
-        Some(None) => Err(Refused::AtCapacity),
-        // No cache yet, another runtime's, or a wheel shut down: the
-        // registry decides.
-        None => with_runtime(task, WheelHandle::claim)?.ok_or(Refused::AtCapacity),
+    match cached(task, |c| ShardRef::claim(&c.shard)) {
+        Some(Some(claimed)) => Ok(claimed),
+        Some(None) => Err(Kind::AtCapacity),
+        None => claim_uncached(task),
     }
+}
+
+/// [`claim`] when [`cached`] misses: out of line, so that the hit stays
+/// small enough to be inlined into every free function.
+#[cold]
+#[inline(never)]
+fn claim_uncached(task: Option<task::Id>) -> Result<ShardRef, Kind> {
+    uncached(task)?.claim().ok_or(Kind::AtCapacity)
 }
 
 /// The current runtime's default wheel; an error outside a runtime, or in
 /// one without its timer.
-pub(crate) fn current() -> Result<WheelHandle, Refused> {
-    with_current(WheelHandle::clone)
+pub(crate) fn current() -> Result<WheelHandle, Kind> {
+    let task = task::try_id();
+    cached(task, |c| c.wheel.clone()).map_or_else(|| uncached(task), Ok)
 }
 
 /// Builds a wheel with `config` as the current runtime's default wheel
@@ -343,7 +285,7 @@ pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
         return Err(BuildKind::DefaultExists);
     }
     let config = config.clone().named_if_unnamed(DEFAULT_WHEEL);
-    install(runtime, WheelHandle::start(&config)?, Existing::Refuse)
+    install(runtime, WheelHandle::start(&config)?).map_err(|_| BuildKind::DefaultExists)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
 
-use crate::engine::core::{Core, Stats};
+use crate::engine::core::Core;
 use crate::engine::counts::Counts;
 use crate::engine::shard::Shard;
 use crate::engine::sync::{Arc, Ordering};
@@ -47,11 +47,11 @@ pub(crate) fn thread_hint() -> usize {
 
 /// Wakes every waker in `wakers`, draining it; a waker that panics is
 /// counted and does not stop the others.
-pub(crate) fn wake_all(stats: &Stats, wakers: &mut Vec<Waker>) {
+pub(crate) fn wake_all(core: &Core, wakers: &mut Vec<Waker>) {
     for w in wakers.drain(..) {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.wake()));
         if r.is_err() {
-            stats.waker_panics.fetch_add(1, Ordering::Relaxed);
+            core.count(|c| c.waker_panics += 1);
         }
     }
 }
@@ -82,6 +82,7 @@ impl ShardRef {
 
     /// A hold on `shard` for one more live timer; `None` when `max_pending`
     /// are alive already.
+    #[inline]
     pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {
         shard.core.acquire().then(|| ShardRef::new(shard))
     }
@@ -150,9 +151,9 @@ pub(crate) struct Shards {
 
 impl Shards {
     pub(crate) fn new(core: Arc<Core>, n: usize) -> Shards {
-        let elapsed = core.clock.now_tick();
+        let processed = core.clock.now_tick();
         let shards = (0..n)
-            .map(|_| Arc::new(Shard::new(core.clone(), elapsed)))
+            .map(|_| Arc::new(Shard::new(core.clone(), processed)))
             .collect();
         Shards { core, shards }
     }
@@ -179,29 +180,19 @@ impl Shards {
         let mut n = 0;
         for shard in self.shards.iter() {
             n += shard.shutdown(&mut wakers);
-            wake_all(&self.core.stats, &mut wakers);
+            wake_all(&self.core, &mut wakers);
         }
         self.core.signal.notify_one();
         n
     }
 
-    /// The shards' counts, added up; the driver's are left at zero (see
-    /// [`all_counts`](Shards::all_counts)).
-    pub(crate) fn counts(&self) -> Counts {
-        let mut c = Counts {
-            shards: self.shards.len(),
-            ..Counts::default()
-        };
-        for shard in self.shards.iter() {
-            shard.add_counts(&mut c);
-        }
-        c
-    }
-
     /// Every count of the wheel: the shards' and the driver's.
-    pub(crate) fn all_counts(&self) -> Counts {
-        let mut c = self.counts();
-        self.core.stats.add_counts(&mut c);
+    pub(crate) fn counts(&self) -> Counts {
+        let mut c = self.core.counts();
+        c.shards = self.shards.len();
+        for shard in self.shards.iter() {
+            c.add(&shard.counts());
+        }
         c
     }
 }

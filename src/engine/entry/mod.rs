@@ -29,21 +29,21 @@
 //!    later tick unseen: it is filed, and fired by that pass or at the end of
 //!    its tick, never early.) A timer's setter that knows the deadline has
 //!    been reached (`Reached::Yes`: an `Interval`, which reads the clock for
-//!    its ticks) spares the read. The shard's elapsed tick decides the rest,
+//!    its ticks) spares the read. The shard's processed tick decides the rest,
 //!    under its lock. An entry filed for a tick that ended after the
 //!    driver's last pass is expired by its next one, which the filing asks
 //!    for. A registered entry moved earlier is a move, not a first poll: its
 //!    tick decides, as tokio's timer decides after a reset (see
 //!    `reset_owned`).
-//! 3. **The elapsed line.** Each shard publishes how far the driver has
-//!    processed it (`elapsed`, an atomic written under the lock after each
+//! 3. **The processed line.** Each shard publishes how far the driver has
+//!    processed it (`processed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
 //!    timer; from the moment the line reaches it, to the driver. A timer
 //!    tells which side it is on from its own due tick and that atomic, so a
 //!    poll after its tick completes without the lock.
 //! 4. **Wakers.** An entry's waker changes only under the lock: by its
 //!    timer (a poll with another waker, a cancel), by the driver once the
-//!    elapsed line has reached the entry, or by a shutdown once
+//!    processed line has reached the entry, or by a shutdown once
 //!    `Core::shutdown` is raised. So a timer that knows which waker its entry
 //!    holds (a [`WakerId`]) and sees neither can answer a poll with that
 //!    waker `Pending` without the lock. Wakers are woken and dropped only
@@ -90,7 +90,7 @@ pub(crate) mod shared;
 
 use std::task::{Poll, Waker};
 
-use super::shard::{Registration, Reset, ShardOps};
+use super::shard::{Registration, ShardOps};
 use super::waker_id::WakerId;
 use crate::engine::clock::{Deadline, Reached};
 use crate::engine::shards::ShardRef;
@@ -102,7 +102,7 @@ pub(crate) enum Filing {
     /// removed again.
     Filed,
     /// The deadline's tick has elapsed: no entry.
-    Elapsed,
+    Passed,
     /// The wheel has shut down: no entry.
     Shutdown,
 }
@@ -117,7 +117,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         if clock.pausable() {
             tick <= clock.now_tick()
         } else {
-            self.get().has_elapsed(tick)
+            self.get().is_processed(tick)
         }
     }
 
@@ -137,7 +137,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
         let tick = self.core().clock.tick_of(deadline);
         if self.has_passed(deadline, tick) {
-            return Registration::Elapsed;
+            return Registration::Passed;
         }
         self.get().register(tick, waker)
     }
@@ -157,7 +157,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     ) -> Poll<()> {
         let due = self.core().clock.tick_of(deadline);
         let shard = self.get();
-        if shard.has_elapsed(due) {
+        if shard.is_processed(due) {
             return Poll::Ready(());
         }
         // The entry holds this waker and nobody else swaps it while the tick
@@ -192,7 +192,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         if tick >= old && reached != Reached::Yes && !self.core().is_shutdown() {
             // Whether the driver has the entry already, as the locked path
             // would find it.
-            if self.get().has_elapsed(old) {
+            if self.get().is_processed(old) {
                 return false;
             }
             if tick == old {
@@ -205,13 +205,8 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
             if *shares_word {
                 return self.get().move_later(key, old, tick);
             }
-            return match self.get().reset(key, old, tick, 0, true) {
-                Reset::Gone => false,
-                Reset::Moved => {
-                    *shares_word = true;
-                    true
-                }
-            };
+            *shares_word = self.get().reset(key, old, tick, 0, true);
+            return *shares_word;
         }
         // Earlier, reached, or after a shutdown (which the locked path
         // tells). A deadline its mover knows to be reached goes now, and
@@ -226,7 +221,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         } else {
             clock.now_tick()
         };
-        matches!(self.get().reset(key, old, tick, now, false), Reset::Moved)
+        self.get().reset(key, old, tick, now, false)
     }
 
     /// Removes the owned entry `key`, due at `deadline`, unless the driver
@@ -248,13 +243,13 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if self.has_passed(deadline, tick) {
-            return Filing::Elapsed;
+            return Filing::Passed;
         }
         let (filing, kept) = self.get().with_lock(|ops| {
             if ops.is_shutdown() {
                 (Filing::Shutdown, false)
-            } else if tick <= ops.elapsed() {
-                (Filing::Elapsed, false)
+            } else if tick <= ops.processed() {
+                (Filing::Passed, false)
             } else {
                 let key = ops.insert(tick, make());
                 let kept = keep(ops, key);

@@ -160,7 +160,7 @@ impl OwnedEntry {
                     self.state = State::Registered;
                     Poll::Pending
                 }
-                Registration::Elapsed | Registration::Shutdown => {
+                Registration::Passed | Registration::Shutdown => {
                     self.state = State::Done;
                     Poll::Ready(())
                 }

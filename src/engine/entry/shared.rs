@@ -125,7 +125,7 @@ impl SharedEntry {
         match filing {
             Filing::Filed => {}
             // Its tick has elapsed: tokio's timer would fire it at once.
-            Filing::Elapsed => {
+            Filing::Passed => {
                 self.settle(EXPIRED);
             }
             Filing::Shutdown => {

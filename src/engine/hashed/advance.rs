@@ -8,13 +8,13 @@ impl<T> HashedWheel<T> {
     /// has come moves to the due list. With more ticks to catch up than the
     /// wheel has buckets, each bucket is visited once.
     pub(crate) fn advance(&mut self, now: u64) {
-        if now <= self.elapsed {
+        if now <= self.processed {
             return;
         }
         self.file_unfiled();
         if self.next <= now {
             // Ticks `elapsed + 1 ..= now`, each bucket at most once.
-            let span = (now - self.elapsed).min(self.mask + 1);
+            let span = (now - self.processed).min(self.mask + 1);
             let mut i = 0;
             while let Some(j) = self.next_occupied(i).filter(|&j| j < span) {
                 let b = self.bucket_at(j);
@@ -24,14 +24,14 @@ impl<T> HashedWheel<T> {
                 i = j + 1;
             }
         }
-        self.elapsed = now;
+        self.processed = now;
         self.next = self.scan_next();
         debug_assert!(self.occupancy_exact());
     }
 
     /// The bucket of tick `elapsed + 1 + i`.
     pub(super) fn bucket_at(&self, i: u64) -> usize {
-        (self.elapsed.wrapping_add(1).wrapping_add(i) & self.mask) as usize
+        (self.processed.wrapping_add(1).wrapping_add(i) & self.mask) as usize
     }
 
     /// The smallest `j >= i`, below the number of buckets, whose bucket
@@ -120,7 +120,7 @@ impl<T> HashedWheel<T> {
         let mut best = NEVER;
         let mut i = 0;
         while let Some(j) = self.next_occupied(i) {
-            let t = self.elapsed.saturating_add(j + 1);
+            let t = self.processed.saturating_add(j + 1);
             let m = self.mins[self.bucket_at(j)];
             if m == t {
                 return t;
@@ -132,11 +132,11 @@ impl<T> HashedWheel<T> {
     }
 
     /// The earliest tick at which [`advance`](Self::advance) can find work:
-    /// `elapsed` itself when entries are due now, `None` when no entry will
+    /// `processed` itself when entries are due now, `None` when no entry will
     /// ever expire. A lower bound: the tick may turn out to hold nothing.
     pub(crate) fn next_expiration(&self) -> Option<u64> {
         if self.due_head != NIL {
-            Some(self.elapsed)
+            Some(self.processed)
         } else if self.next == NEVER {
             None
         } else {

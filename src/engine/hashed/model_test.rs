@@ -26,7 +26,7 @@ use super::{HashedWheel, Place, DETACHED, FILE_AT, NEVER, NIL, UNFILED};
 
 #[derive(Debug, Clone)]
 enum Op {
-    /// One entry, `delta` ticks after `elapsed` (0: due at once), or parked.
+    /// One entry, `delta` ticks after `processed` (0: due at once), or parked.
     Insert(Option<u64>),
     /// `n` entries, each `1 + (i * step) % spread` ticks ahead: enough to
     /// fill the unfiled list past its bound.
@@ -37,7 +37,7 @@ enum Op {
     },
     /// Removes the `i`-th live entry (modulo their number).
     Remove(usize),
-    /// Moves the `i`-th live entry to `delta` ticks after `elapsed`, or
+    /// Moves the `i`-th live entry to `delta` ticks after `processed`, or
     /// parks it.
     Reschedule(usize, Option<u64>),
     /// Removes every `k`-th live entry, many of them unfiled; in one
@@ -66,7 +66,7 @@ enum State {
 
 struct Model {
     entries: BTreeMap<u32, State>,
-    elapsed: u64,
+    processed: u64,
     seq: u64,
     /// The later tick an owner gave a filed entry (see the module docs).
     later: BTreeMap<u32, u64>,
@@ -90,7 +90,7 @@ impl Model {
             }
         };
         self.entries.insert(key, state);
-        target.is_some_and(|t| t <= self.elapsed)
+        target.is_some_and(|t| t <= self.processed)
     }
 
     fn live(&self) -> Vec<u32> {
@@ -141,8 +141,8 @@ impl Model {
     }
 }
 
-fn target(elapsed: u64, delta: Option<u64>) -> Option<u64> {
-    delta.map(|d| elapsed + d)
+fn target(processed: u64, delta: Option<u64>) -> Option<u64> {
+    delta.map(|d| processed + d)
 }
 
 fn tick_of(target: Option<u64>) -> u64 {
@@ -220,7 +220,7 @@ fn check_invariants(w: &HashedWheel<u32>) {
         for &(key, tick) in &list {
             visit(key);
             assert_eq!(tick & w.mask, b as u64, "entry {key}: its bucket");
-            assert!(tick > w.elapsed, "entry {key}: a due tick in a bucket");
+            assert!(tick > w.processed, "entry {key}: a due tick in a bucket");
             assert!(w.mins[b] <= tick, "bucket {b}: lower bound");
             assert!(bucket.max >= tick, "bucket {b}: upper bound");
             assert!(w.next <= tick, "next above a bucket's tick");
@@ -230,7 +230,7 @@ fn check_invariants(w: &HashedWheel<u32>) {
     let due = walk(w.due_head, w.due_tail);
     for &(key, tick) in &due {
         visit(key);
-        assert!(tick <= w.elapsed, "entry {key}: in the due list early");
+        assert!(tick <= w.processed, "entry {key}: in the due list early");
     }
     assert!(w.unfiled.len() <= FILE_AT, "the unfiled list stays bounded");
     assert_ne!(w.unfiled.last(), Some(&NIL), "no hole at the end");
@@ -242,7 +242,10 @@ fn check_invariants(w: &HashedWheel<u32>) {
         visit(key);
         let e = &w.entries[key as usize];
         assert_eq!((e.prev, e.next), (UNFILED, i as u32), "entry {key}");
-        assert!(e.tick > w.elapsed && w.next <= e.tick, "entry {key}: tick");
+        assert!(
+            e.tick > w.processed && w.next <= e.tick,
+            "entry {key}: tick"
+        );
         unfiled += 1;
     }
     let mut parked = 0;
@@ -260,14 +263,14 @@ fn check_invariants(w: &HashedWheel<u32>) {
 
 fn check(w: &HashedWheel<u32>, m: &Model) {
     check_invariants(w);
-    assert_eq!(w.elapsed(), m.elapsed);
+    assert_eq!(w.processed(), m.processed);
     assert_eq!(w.pending(), m.pending());
     assert_eq!(w.len(), m.entries.len());
     for (&key, &s) in &m.entries {
         let place = match s {
             State::Scheduled { .. } => Place::Scheduled,
             State::Parked => Place::Parked,
-            State::Expired => Place::Expired,
+            State::Expired => Place::Due,
         };
         assert_eq!(w.place_of(key), place, "entry {key}");
         if let State::Scheduled { tick, .. } = s {
@@ -296,7 +299,7 @@ fn run(slots: usize, ops: &[Op]) {
     let mut w = HashedWheel::new(slots, 0);
     let mut m = Model {
         entries: BTreeMap::new(),
-        elapsed: 0,
+        processed: 0,
         seq: 0,
         later: BTreeMap::new(),
         loose: BTreeSet::new(),
@@ -304,7 +307,7 @@ fn run(slots: usize, ops: &[Op]) {
     for op in ops {
         match *op {
             Op::Insert(delta) => {
-                let t = target(m.elapsed, delta);
+                let t = target(m.processed, delta);
                 let key = w.insert(tick_of(t), 0).unwrap();
                 *w.get_mut(key).unwrap() = key;
                 let due = m.place(key, t);
@@ -312,7 +315,7 @@ fn run(slots: usize, ops: &[Op]) {
             }
             Op::Burst { n, step, spread } => {
                 for i in 0..n as u64 {
-                    let t = Some(m.elapsed + 1 + (i * step) % spread);
+                    let t = Some(m.processed + 1 + (i * step) % spread);
                     let key = w.insert(tick_of(t), 0).unwrap();
                     *w.get_mut(key).unwrap() = key;
                     m.place(key, t);
@@ -337,14 +340,14 @@ fn run(slots: usize, ops: &[Op]) {
                     let State::Scheduled { tick, .. } = m.entries[&key] else {
                         panic!("entry {key}: filed but not scheduled in the model");
                     };
-                    assert!(tick > m.elapsed, "entry {key}: filed with a due tick");
+                    assert!(tick > m.processed, "entry {key}: filed with a due tick");
                     m.later.insert(key, tick + extra);
                 }
             }
             Op::Reschedule(i, delta) => {
                 let live = m.live();
                 let key = live[i % live.len()];
-                let t = target(m.elapsed, delta);
+                let t = target(m.processed, delta);
                 w.reschedule(key, tick_of(t));
                 let due = m.place(key, t);
                 pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
@@ -367,7 +370,7 @@ fn run(slots: usize, ops: &[Op]) {
                 }
             }
             Op::Advance(by) => {
-                let now = m.elapsed + by;
+                let now = m.processed + by;
                 // Entries whose filed tick comes and that are due later:
                 // moved on to that tick, loose among its entries.
                 let moved: Vec<(u32, u64)> = m
@@ -392,7 +395,7 @@ fn run(slots: usize, ops: &[Op]) {
                 }
                 let expected = m.due(now);
                 w.advance(now);
-                m.elapsed = now;
+                m.processed = now;
                 let mut rechecked: BTreeMap<u32, u64> = moved.into_iter().collect();
                 let retick = w.recheck_due(|_, v| rechecked.remove(v));
                 assert!(rechecked.is_empty(), "not in the due list: {rechecked:?}");

@@ -30,7 +30,7 @@ impl<T> HashedWheel<T> {
         let mut i = 0;
         while let Some(j) = self.next_occupied(i) {
             i = j + 1;
-            let t = self.elapsed.saturating_add(j + 1);
+            let t = self.processed.saturating_add(j + 1);
             let b = self.bucket_at(j);
             let mut key = self.buckets[b].head;
             while key != NIL {
@@ -77,7 +77,7 @@ impl<T> HashedWheel<T> {
             let next = e.next;
             if let Some(tick) = later(e.tick, &mut e.value) {
                 debug_assert!(tick > e.tick && tick != NEVER, "not a later tick");
-                if tick > self.elapsed {
+                if tick > self.processed {
                     self.unlink_from(key, None);
                     self.place_later(key, tick);
                 } else {
@@ -177,7 +177,7 @@ impl<T> HashedWheel<T> {
                 self.unlink(key);
             }
             // Expired from now on, even a parked entry.
-            self.entries[key as usize].tick = self.elapsed;
+            self.entries[key as usize].tick = self.processed;
             self.pending -= 1;
             f(key, &mut self.entries[key as usize].value);
         }

@@ -26,12 +26,12 @@
 //!
 //! # Invariants
 //!
-//! - `elapsed` is the last tick that has elapsed: every entry whose
-//!   tick is at or before `elapsed` is in the due list or detached, never in a
+//! - `processed` is the last tick that has elapsed: every entry whose
+//!   tick is at or before `processed` is in the due list or detached, never in a
 //!   bucket.
 //! - Every entry is in exactly one of four places, and its fields say which:
 //!   * unfiled (`prev == UNFILED`): `unfiled[next]` is its key and its tick
-//!     is after `elapsed` (which only [`HashedWheel::advance`] moves, after
+//!     is after `processed` (which only [`HashedWheel::advance`] moves, after
 //!     filing them all). Holes in `unfiled` are [`NIL`], never its last
 //!     element; it never holds more than [`FILE_AT`] keys and holes
 //!     together.
@@ -96,7 +96,7 @@ pub(crate) enum Place {
     /// In a bucket: it expires at its tick.
     Scheduled,
     /// Its tick has been reached: it is in the due list or was popped from it.
-    Expired,
+    Due,
     /// Its tick is [`NEVER`]: it is held but never expires.
     Parked,
 }
@@ -137,7 +137,7 @@ pub(crate) struct HashedWheel<T> {
     /// One bit per bucket: it holds an entry.
     occupied: Box<[u64]>,
     mask: u64,
-    elapsed: u64,
+    processed: u64,
     next: u64,
     due_head: u32,
     due_tail: u32,
@@ -150,12 +150,12 @@ pub(crate) struct HashedWheel<T> {
 }
 
 impl<T> HashedWheel<T> {
-    /// A wheel of `slots` buckets (a power of two) starting at tick `elapsed`.
-    pub(crate) fn new(slots: usize, elapsed: u64) -> Self {
-        Self::with_capacity(slots, elapsed, 0)
+    /// A wheel of `slots` buckets (a power of two) starting at tick `processed`.
+    pub(crate) fn new(slots: usize, processed: u64) -> Self {
+        Self::with_capacity(slots, processed, 0)
     }
 
-    pub(crate) fn with_capacity(slots: usize, elapsed: u64, capacity: usize) -> Self {
+    pub(crate) fn with_capacity(slots: usize, processed: u64, capacity: usize) -> Self {
         assert!(
             slots.is_power_of_two() && slots <= MAX_SLOTS,
             "slots must be a power of two no larger than 2^30"
@@ -166,7 +166,7 @@ impl<T> HashedWheel<T> {
             mins: vec![NEVER; slots].into_boxed_slice(),
             occupied: vec![0; slots.div_ceil(64)].into_boxed_slice(),
             mask: slots as u64 - 1,
-            elapsed,
+            processed,
             next: NEVER,
             due_head: NIL,
             due_tail: NIL,
@@ -176,8 +176,8 @@ impl<T> HashedWheel<T> {
     }
 
     /// The last tick processed by [`advance`](Self::advance).
-    pub(crate) fn elapsed(&self) -> u64 {
-        self.elapsed
+    pub(crate) fn processed(&self) -> u64 {
+        self.processed
     }
 
     /// Entries that have not been popped as expired: scheduled, due or parked.
@@ -209,7 +209,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Stores `value` to expire at `tick`. A tick at or before
-    /// [`elapsed`](Self::elapsed) goes straight to the due list; [`NEVER`]
+    /// [`processed`](Self::processed) goes straight to the due list; [`NEVER`]
     /// parks the entry. Gives the value back when the slab is full.
     // Always inline: out of line, its `Result` carrying a waker went back
     // through memory, and the call cost a registration a twentieth of its
@@ -221,7 +221,7 @@ impl<T> HashedWheel<T> {
             return Err(value);
         }
         self.pending += 1;
-        if tick != NEVER && tick > self.elapsed && self.unfiled.len() < FILE_AT {
+        if tick != NEVER && tick > self.processed && self.unfiled.len() < FILE_AT {
             // The usual case, `place_later`'s unfiled branch written with
             // the entry: a timer made for a future tick, while the unfiled
             // list has room. One write of the entry, no second pass over it.
@@ -327,7 +327,7 @@ impl<T> HashedWheel<T> {
     /// moving it then means unlinking it from its two list neighbours.
     pub(crate) fn filed_at(&self, key: u32) -> Option<u64> {
         let e = &self.entries[key as usize];
-        (e.prev != DETACHED && e.prev != UNFILED && e.tick > self.elapsed).then_some(e.tick)
+        (e.prev != DETACHED && e.prev != UNFILED && e.tick > self.processed).then_some(e.tick)
     }
 
     /// The value of `key` and the tick it is filed at.
@@ -351,11 +351,11 @@ impl<T> HashedWheel<T> {
         let e = &self.entries[key as usize];
         if e.tick == NEVER {
             Place::Parked
-        } else if e.prev != DETACHED && e.tick > self.elapsed {
+        } else if e.prev != DETACHED && e.tick > self.processed {
             // In a bucket, or unfiled (whose tick is always ahead).
             Place::Scheduled
         } else {
-            Place::Expired
+            Place::Due
         }
     }
 
@@ -377,7 +377,7 @@ impl<T> HashedWheel<T> {
     /// Puts a detached entry where `tick` says, leaving it unfiled when its
     /// tick is ahead.
     pub(super) fn place_later(&mut self, key: u32, tick: u64) {
-        if tick == NEVER || tick <= self.elapsed {
+        if tick == NEVER || tick <= self.processed {
             self.place(key, tick);
             return;
         }
@@ -400,7 +400,7 @@ impl<T> HashedWheel<T> {
         let mut keys = std::mem::take(&mut self.unfiled);
         for &key in keys.iter().filter(|&&k| k != NIL) {
             let e = &self.entries[key as usize];
-            debug_assert!(e.prev == UNFILED && e.tick > self.elapsed);
+            debug_assert!(e.prev == UNFILED && e.tick > self.processed);
             let tick = e.tick;
             self.link(key, tick);
         }
@@ -447,7 +447,7 @@ impl<T> HashedWheel<T> {
             let e = &mut self.entries[key as usize];
             e.prev = DETACHED;
             e.next = NIL;
-        } else if tick <= self.elapsed {
+        } else if tick <= self.processed {
             // Ahead of what advancing moved there: the last entry filed as
             // due comes out first, as from tokio-util's stack of expired
             // values.
@@ -458,7 +458,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Links the entry `key` at the tail of the bucket of `tick`, a tick
-    /// after `elapsed`, whatever its links said (a detached or an unfiled
+    /// after `processed`, whatever its links said (a detached or an unfiled
     /// entry: filing a batch writes each entry once).
     #[inline(always)]
     fn link(&mut self, key: u32, tick: u64) {
@@ -492,7 +492,7 @@ impl<T> HashedWheel<T> {
     #[inline]
     pub(super) fn unlink(&mut self, key: u32) {
         let tick = self.entries[key as usize].tick;
-        let bucket = (tick > self.elapsed).then_some((tick & self.mask) as usize);
+        let bucket = (tick > self.processed).then_some((tick & self.mask) as usize);
         self.unlink_from(key, bucket);
         if let Some(b) = bucket {
             if self.buckets[b].head == NIL {
