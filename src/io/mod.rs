@@ -21,11 +21,9 @@
 //!   and the next that waits starts a new one. Its deadline is the instant
 //!   the operation first waited plus the timeout, rounded up to the
 //!   wheel's tick: with the default 1 ms tick, the millisecond at which
-//!   tokio's own timer (and so tokio-io-timeout) fires, never before. (A
-//!   countdown that starts while the timer is still due for an earlier one
-//!   keeps its end as a distance from that timer's deadline, rounded up to
-//!   the microsecond, or past 35 minutes to the millisecond: it may then
-//!   end a tick after tokio's, never before.)
+//!   tokio's own timer (and so tokio-io-timeout) fires, never before. A
+//!   zero timeout fails the operation's first poll that would wait, at
+//!   once, on any tick.
 //! - [`TimeoutStream::set_idle_timeout`]: once no read and no write has
 //!   completed successfully for that long, the operation that waits
 //!   returns `TimedOut`, never earlier. The idle time counts from the
@@ -52,14 +50,12 @@
 //! - A wrapper with no timeout set holds one null pointer beside the
 //!   stream, allocates nothing, and adds a branch to each operation.
 //! - Setting a timeout allocates one box, the size of a
-//!   [`Sleep`](crate::Sleep) and one word: all that a stream with an idle timeout, or a
-//!   reader or writer with its timeout, needs. The word holds the timeout
-//!   in whole milliseconds and its deadline as a distance from the
-//!   sleep's. A stream's read and write timeouts, the sleep of its writes,
-//!   a wheel given to `with_wheel`, and a timeout that is not a whole
-//!   number of milliseconds or is over 37 hours go in a second box, made
-//!   when first needed. The sleep is made when an operation first waits,
-//!   and reused.
+//!   [`Sleep`](crate::Sleep), an instant and one word: all that a wrapper
+//!   with one timeout (a stream's idle, read or write timeout, a reader's
+//!   or a writer's) needs. A second timeout, the sleep of a stream's writes
+//!   under its idle timeout, a wheel given to `with_wheel`, and a timeout
+//!   over 9 years go in a second box, made when first needed. The sleep is
+//!   made when an operation first waits, and reused.
 //! - An operation that completes ends its direction's countdown with a
 //!   store; it neither cancels nor moves the sleep. With an idle timeout,
 //!   a successful one that was ready at once, with nothing else waiting,
