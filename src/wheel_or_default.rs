@@ -1,7 +1,6 @@
 //! A held wheel or the runtime's default: what a wrapper (hyper's `Timer`,
 //! tower's `Timeout`, the `io` wrappers) makes its timers on.
 
-use std::borrow::Cow;
 use std::fmt;
 #[cfg(any(feature = "hyper", feature = "tower"))]
 use std::time::Duration;
@@ -34,12 +33,16 @@ impl WheelOrDefault {
         self.0.as_ref()
     }
 
-    /// The held wheel, or the current runtime's default; an error outside
-    /// a runtime, or in one without its timer.
-    pub(crate) fn try_get(&self) -> Result<Cow<'_, Wheel>, Error> {
+    /// A sleep until `deadline` on the held wheel, or on the current
+    /// runtime's default; an error where [`try_sleep_until`](crate::try_sleep_until)
+    /// and [`Wheel::try_sleep_until`] return one.
+    pub(crate) fn try_sleep_until(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<crate::sleep::Sleep, Error> {
         match &self.0 {
-            Some(wheel) => Ok(Cow::Borrowed(wheel)),
-            None => Wheel::try_current().map(Cow::Owned),
+            Some(wheel) => wheel.try_sleep_until(deadline),
+            None => crate::sleep::try_sleep_until(deadline),
         }
     }
 

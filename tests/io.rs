@@ -201,58 +201,75 @@ async fn a_countdown_ends_at_the_millisecond_tokio_rounds_it_up_to() {
     both!(sub_millisecond(origin, 900), 101_000);
 }
 
-/// A read that waits from 300 µs after a millisecond boundary of tokio's
-/// timer, with a 100 ms timeout (set by `wrap`), gets data at 50.3 ms, and
-/// waits again `gap_us` later, while the first countdown's timer is still
-/// due (at 100.3 ms): when (in µs from that boundary) does the second
+/// A read that waits from `first_ns` after a millisecond boundary of
+/// tokio's timer, with a 100 ms timeout (set by `wrap`), gets data 50 ms
+/// later, and waits again `gap_ns` after that, while the first countdown's
+/// timer is still due: when (in µs from that boundary) does the second
 /// countdown end, polled every 100 µs?
 async fn second_countdown<R: AsyncRead + Unpin>(
     origin: Instant,
-    gap_us: u64,
+    (first_ns, gap_ns): (u64, u64),
     wrap: impl FnOnce(DuplexStream) -> R,
 ) -> u64 {
     let (mut peer, socket) = tokio::io::duplex(64);
     to_a_tick_of_tokio(origin).await;
     let clock = Clock::start();
-    advance(Duration::from_micros(300)).await;
+    advance(Duration::from_nanos(first_ns)).await;
     let mut s = wrap(socket);
     assert_eq!(poll_read(&mut s), Outcome::Pending);
     advance(ms(50)).await;
     peer.write_all(b"x").await.unwrap();
     assert_eq!(poll_read(&mut s), Outcome::Ok(1));
-    advance(Duration::from_micros(gap_us)).await;
+    advance(Duration::from_nanos(gap_ns)).await;
     polled_until_timed_out(&mut s, clock).await
 }
 
-/// A `TimeoutReader` keeps its countdown's end beside its timer, packed
-/// (a stream's read timeout is kept apart, exactly): both against
-/// tokio-io-timeout.
+/// A countdown's end is kept exactly, whatever the timer it leaves in
+/// place: a `TimeoutReader`, a stream's read timeout and a stream with two
+/// timeouts against tokio-io-timeout.
 #[tokio::test(start_paused = true)]
 async fn a_countdown_that_starts_while_the_last_ones_timer_waits_ends_as_tokios_does() {
     let origin = Instant::now();
-    // Its end, 100 ms after it starts at 50.7 ms, 51 ms and 51.1 ms,
-    // rounded up to tokio's millisecond.
-    for (gap_us, end) in [(400, 151_000), (700, 151_000), (800, 152_000)] {
-        let theirs = second_countdown(origin, gap_us, |s| {
+    // Its end, 100 ms after it starts at 50.7 ms, 51 ms, 51.1 ms and
+    // 200 ns before 51 ms, rounded up to tokio's millisecond.
+    for (times, end) in [
+        ((300_000, 400_000), 151_000),
+        ((300_000, 700_000), 151_000),
+        ((300_000, 800_000), 152_000),
+        // Polled every 100 µs from 50.9998 ms: first at 151.0998 ms.
+        ((300_500, 699_300), 151_099),
+    ] {
+        let theirs = second_countdown(origin, times, |s| {
             let mut s = Box::pin(tokio_io_timeout::TimeoutReader::new(s));
             s.as_mut().set_timeout_pinned(Some(ms(100)));
             s
         })
         .await;
-        let reader = second_countdown(origin, gap_us, |s| {
+        let reader = second_countdown(origin, times, |s| {
             let mut s = TimeoutReader::new(s);
             s.set_timeout(Some(ms(100)));
             s
         })
         .await;
-        let stream = second_countdown(origin, gap_us, |s| {
+        let stream = second_countdown(origin, times, |s| {
             let mut s = TimeoutStream::new(s);
             s.set_read_timeout(Some(ms(100)));
             s
         })
         .await;
-        assert_eq!((reader, stream), (theirs, theirs), "gap {gap_us} µs");
-        assert_eq!(theirs, end, "gap {gap_us} µs");
+        let two = second_countdown(origin, times, |s| {
+            let mut s = TimeoutStream::new(s);
+            s.set_read_timeout(Some(ms(100)));
+            s.set_write_timeout(Some(ms(100)));
+            s
+        })
+        .await;
+        assert_eq!(
+            (reader, stream, two),
+            (theirs, theirs, theirs),
+            "{times:?} ns"
+        );
+        assert_eq!(theirs, end, "{times:?} ns");
     }
 }
 

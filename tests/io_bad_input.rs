@@ -58,6 +58,60 @@ async fn a_zero_timeout_fails_a_read_that_would_wait_at_once() {
     assert_eq!(ours, vec![(0, TIMED_OUT), (0, Outcome::Ok(1))]);
 }
 
+/// The wrappers a zero timeout is tried on: a reader, a stream's read
+/// timeout and its idle timeout on the default wheel (a wrapper with one
+/// timeout), and a stream's read timeout on `wheel` (with a held wheel).
+fn zero_timeouts(wheel: &Wheel) -> Vec<(&'static str, Box<dyn tokio::io::AsyncRead + Unpin>)> {
+    let zero = Some(Duration::ZERO);
+    let mut reader = TimeoutReader::new(Never);
+    reader.set_timeout(zero);
+    let mut read = TimeoutStream::new(Never);
+    read.set_read_timeout(zero);
+    let mut idle = TimeoutStream::new(Never);
+    idle.set_idle_timeout(zero);
+    let mut held = TimeoutStream::with_wheel(wheel, Never);
+    held.set_read_timeout(zero);
+    vec![
+        ("reader", Box::new(reader)),
+        ("read timeout", Box::new(read)),
+        ("idle timeout", Box::new(idle)),
+        ("held wheel", Box::new(held)),
+    ]
+}
+
+/// A zero timeout fails the first poll that would wait, with no timer, on
+/// the real clock with a coarse tick (100 ms) and two workers: no wait for
+/// the end of the tick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_timeout_fails_the_first_poll_on_a_coarse_tick() {
+    let tick = Duration::from_millis(100);
+    let default = Wheel::builder().tick(tick).build_default().unwrap();
+    let wheel = Wheel::builder().tick(tick).build().unwrap();
+    for (what, mut io) in zero_timeouts(&wheel) {
+        for _ in 0..3 {
+            assert_eq!(poll_read(&mut io), TIMED_OUT, "{what}");
+        }
+        let entries = (
+            default.metrics().num_entries(),
+            wheel.metrics().num_entries(),
+        );
+        assert_eq!(entries, (0, 0), "{what}: no timer");
+    }
+}
+
+/// On the paused clock too, off a millisecond boundary (where tokio's
+/// timer, and so tokio-io-timeout, waits for the next millisecond).
+#[tokio::test(start_paused = true)]
+async fn a_zero_timeout_fails_the_first_poll_between_two_ticks() {
+    advance(Duration::from_micros(300)).await;
+    let wheel = Wheel::new();
+    for (what, mut io) in zero_timeouts(&wheel) {
+        assert_eq!(poll_read(&mut io), TIMED_OUT, "{what}");
+        assert_eq!(wheel.metrics().num_entries(), 0, "{what}: no timer");
+    }
+    assert_eq!(Wheel::current().metrics().num_entries(), 0);
+}
+
 // ===== Duration::MAX =====
 
 /// `Duration::MAX` overflows an `Instant`: the countdown lands 30 years on

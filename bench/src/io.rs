@@ -20,10 +20,11 @@
 //!   wrapped stream whose read never completes. Memory: RSS growth per
 //!   connection while they are made and their reads wait, in a fresh child
 //!   process (the bare stream's tasks are the baseline). Reap: with a 2 s
-//!   timeout (hashwheel: its idle timeout; tokio-io-timeout: a read
-//!   timeout, its only kind), the process CPU from the moment every read
-//!   waits until every task has had its `TimedOut` and ended, per
-//!   connection. A task that ends before its timeout fails the run.
+//!   timeout, the process CPU from the moment every read waits until every
+//!   task has had its `TimedOut` and ended, per connection. A task that
+//!   ends before its timeout fails the run. Both crates set a read timeout;
+//!   hashwheel's idle timeout, which tokio-io-timeout lacks, has rows of
+//!   its own beside them.
 //!
 //! Implementations alternate round by round, as `table::rounds` does.
 //! [`rows`], before the tests, is `compare`'s `io_read` and `io_idle`
@@ -383,22 +384,33 @@ struct Conns {
 }
 
 /// Spawns one idle connection's task on `rt`: a stream wrapped as `imp`
-/// wraps it, with `timeout` (hashwheel: an idle timeout, which counts from
-/// its setting, here; tokio-io-timeout: a read timeout, which counts from
-/// the read's first wait; the bare stream: none), read until the read ends.
+/// wraps it, with a `kind` timeout of `timeout` (a read timeout counts from
+/// the read's first wait, hashwheel's idle timeout from its setting; the
+/// bare stream: none), read until the read ends.
 /// Each is its own future type, so that each task is the size its wrapper
 /// makes it.
-fn spawn_conn(rt: &tokio::runtime::Runtime, imp: Imp, timeout: Duration, conns: &Arc<Conns>) {
+fn spawn_conn(
+    rt: &tokio::runtime::Runtime,
+    imp: Imp,
+    kind: Timeout,
+    timeout: Duration,
+    conns: &Arc<Conns>,
+) {
     let conns = conns.clone();
     match imp {
         Imp::NoTimer => drop(rt.spawn(wait_read(Idle::default(), None, timeout, conns))),
-        Imp::Hashwheel => {
+        Imp::Hashwheel if kind == Timeout::Idle => {
             // Read before the timeout is set, whose idle time counts from
             // a clock read of its own, at or after this one.
             let set = Some(Instant::now());
             let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
             s.set_idle_timeout(Some(timeout));
             drop(rt.spawn(wait_read(s, set, timeout, conns)));
+        }
+        Imp::Hashwheel => {
+            let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
+            s.set_read_timeout(Some(timeout));
+            drop(rt.spawn(wait_read(s, None, timeout, conns)));
         }
         Imp::Tokio => {
             let _rt = rt.enter();
@@ -456,10 +468,16 @@ async fn wait_read<R: AsyncRead>(
 }
 
 /// Spawns `n` idle connections on `rt` and waits until every read waits.
-fn open(rt: &tokio::runtime::Runtime, imp: Imp, n: usize, timeout: Duration) -> Arc<Conns> {
+fn open(
+    rt: &tokio::runtime::Runtime,
+    imp: Imp,
+    kind: Timeout,
+    n: usize,
+    timeout: Duration,
+) -> Arc<Conns> {
     let conns = Arc::new(Conns::default());
     for _ in 0..n {
-        spawn_conn(rt, imp, timeout, &conns);
+        spawn_conn(rt, imp, kind, timeout, &conns);
     }
     let limit = StdInstant::now() + Duration::from_secs(60);
     let all = wait_until(limit, || conns.waiting.load(Ordering::Acquire) == n);
@@ -468,10 +486,10 @@ fn open(rt: &tokio::runtime::Runtime, imp: Imp, n: usize, timeout: Duration) -> 
 }
 
 /// The CPU to reap `n` idle connections on `rt`: from the moment every
-/// read waits (each with a [`REAP_AFTER`] timeout) until every task has
-/// ended, per connection.
-fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
-    let conns = open(rt.rt, imp, n, REAP_AFTER);
+/// read waits (each with a [`REAP_AFTER`] timeout of `kind`) until every
+/// task has ended, per connection.
+fn reap(rt: Rt<'_>, imp: Imp, kind: Timeout, n: usize) -> f64 {
+    let conns = open(rt.rt, imp, kind, n, REAP_AFTER);
     assert_eq!(
         conns.reaped.load(Ordering::Acquire),
         0,
@@ -501,7 +519,7 @@ fn reap(rt: Rt<'_>, imp: Imp, n: usize) -> f64 {
 
 /// The environment variable (the harness's) that makes this binary a
 /// child measuring one thing; this module's jobs are
-/// `io_memory <imp id> <hold> <n>` and
+/// `io_memory <imp id> <hold> <read|idle> <n>` and
 /// `io_reads <imp id> <read|idle|none> <ready|pending> <ops>`.
 const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
@@ -549,9 +567,15 @@ const MEMORY_WORKERS: usize = 2;
 
 /// Spawns one idle connection over `tokio::io::duplex` on `rt`: the task
 /// holds both halves (the peer never writes) and reads its half, wrapped
-/// as `imp` wraps it and held as `hold` says, with a [`FAR`] timeout
-/// (hashwheel: idle; tokio-io-timeout: read), until the read ends.
-fn spawn_duplex_conn(rt: &tokio::runtime::Runtime, imp: Imp, hold: Hold, conns: &Arc<Conns>) {
+/// as `imp` wraps it and held as `hold` says, with a [`FAR`] timeout of
+/// `kind` (read, or hashwheel's idle), until the read ends.
+fn spawn_duplex_conn(
+    rt: &tokio::runtime::Runtime,
+    imp: Imp,
+    hold: Hold,
+    kind: Timeout,
+    conns: &Arc<Conns>,
+) {
     let conns = conns.clone();
     let (peer, socket) = tokio::io::duplex(64);
     macro_rules! held {
@@ -584,10 +608,15 @@ fn spawn_duplex_conn(rt: &tokio::runtime::Runtime, imp: Imp, hold: Hold, conns: 
             wait_pinned(pin!(socket), None, FAR, conns).await;
             drop(peer);
         })),
-        Imp::Hashwheel => held!(
+        Imp::Hashwheel if kind == Timeout::Idle => held!(
             hashwheel::io::TimeoutStream::new,
             set_idle_timeout,
             set_idle_timeout_pinned
+        ),
+        Imp::Hashwheel => held!(
+            hashwheel::io::TimeoutStream::new,
+            set_read_timeout,
+            set_read_timeout_pinned
         ),
         Imp::Tokio => held!(
             tokio_io_timeout::TimeoutStream::new,
@@ -602,7 +631,7 @@ fn spawn_duplex_conn(rt: &tokio::runtime::Runtime, imp: Imp, hold: Hold, conns: 
 /// (see [`spawn_duplex_conn`]) on a fresh 2-worker runtime, measured once
 /// every read waits. The default wheel and tokio's timer are made before
 /// the first measurement.
-fn rss_per_conn(imp: Imp, hold: Hold, n: usize) -> f64 {
+fn rss_per_conn(imp: Imp, hold: Hold, kind: Timeout, n: usize) -> f64 {
     let rt = multi_thread(MEMORY_WORKERS, RT1);
     let wheel = {
         let _g = rt.enter();
@@ -623,7 +652,7 @@ fn rss_per_conn(imp: Imp, hold: Hold, n: usize) -> f64 {
     let before = rss_bytes();
     let conns = Arc::new(Conns::default());
     for _ in 0..n {
-        spawn_duplex_conn(&rt, imp, hold, &conns);
+        spawn_duplex_conn(&rt, imp, hold, kind, &conns);
     }
     let limit = StdInstant::now() + Duration::from_secs(60);
     let all = wait_until(limit, || conns.waiting.load(Ordering::Acquire) == n);
@@ -658,10 +687,14 @@ pub fn child_main() {
         return;
     };
     match job.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["io_memory", imp, hold, n] => {
+        ["io_memory", imp, hold, kind, n] => {
             let imp = Imp::from_id(imp).expect("implementation id");
             let hold = Hold::from_id(hold).expect("pin_then_set, box_pin or set_then_pin");
-            println!("{}", rss_per_conn(imp, hold, n.parse().expect("count")));
+            let kind = Timeout::from_id(kind).expect("read or idle");
+            println!(
+                "{}",
+                rss_per_conn(imp, hold, kind, n.parse().expect("count"))
+            );
         }
         ["io_reads", imp, timeout, kind, ops] => {
             let imp = Imp::from_id(imp).expect("implementation id");
@@ -695,46 +728,66 @@ pub fn idle_connections(
     };
     let mut out = Vec::new();
     let head = format!("io, {count} idle connections");
-    // Memory: a bare duplex connection per round, then each crate held each
-    // way, the crates alternating round by round.
+    // Memory: a bare duplex connection per round, then each crate with a
+    // read timeout and hashwheel with an idle timeout, held each way, the
+    // columns alternating round by round.
     let mut bare = Vec::new();
-    let mut held: Vec<(Hold, Imp, f64)> = Vec::new();
-    let job = |imp: Imp, hold: Hold| format!("io_memory {} {} {n}", imp.id(), hold.id());
-    let crates: Vec<Imp> = [Imp::Hashwheel, Imp::Tokio]
-        .into_iter()
-        .filter(|i| !skip.contains(i))
-        .collect();
+    let mut held: Vec<(Hold, Timeout, Imp, f64)> = Vec::new();
+    let job = |imp: Imp, hold: Hold, kind: Timeout| {
+        let kind = if kind == Timeout::Idle {
+            "idle"
+        } else {
+            "read"
+        };
+        format!("io_memory {} {} {kind} {n}", imp.id(), hold.id())
+    };
+    let columns: Vec<(Imp, Timeout)> = [
+        (Imp::Hashwheel, Timeout::Read),
+        (Imp::Tokio, Timeout::Read),
+        (Imp::Hashwheel, Timeout::Idle),
+    ]
+    .into_iter()
+    .filter(|(i, _)| !skip.contains(i))
+    .collect();
     for r in 0..mem_rounds {
-        match child_job(&job(Imp::NoTimer, Hold::PinThenSet)) {
+        match child_job(&job(Imp::NoTimer, Hold::PinThenSet, Timeout::Read)) {
             Some(b) => bare.push((Imp::NoTimer, b)),
             None => eprintln!("the bare stream's memory child failed"),
         }
         for hold in Hold::ALL {
-            for k in 0..crates.len() {
-                let imp = crates[(k + r) % crates.len()];
-                match child_job(&job(imp, hold)) {
-                    Some(b) => held.push((hold, imp, b)),
+            for k in 0..columns.len() {
+                let (imp, kind) = columns[(k + r) % columns.len()];
+                match child_job(&job(imp, hold, kind)) {
+                    Some(b) => held.push((hold, kind, imp, b)),
                     None => eprintln!("{}: the memory child failed", imp.name()),
                 }
             }
         }
     }
     for hold in Hold::ALL {
-        let row = format!(
-            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection (hashwheel: idle timeout; tokio-io-timeout in the tokio::time column: read timeout), RSS",
-            hold.what()
-        );
-        let added = format!(
-            "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}: memory per connection over a bare duplex's, RSS",
-            hold.what()
-        );
-        let mut values = bare.clone();
-        values.extend(
-            held.iter()
-                .filter(|(h, _, _)| *h == hold)
-                .map(|&(_, imp, b)| (imp, b)),
-        );
-        out.extend(with_added(&row, &added, "B", values));
+        for (kind, what) in [
+            (
+                Timeout::Read,
+                "read timeout (tokio::time = tokio-io-timeout)",
+            ),
+            (Timeout::Idle, "hashwheel's idle timeout"),
+        ] {
+            let row = format!(
+                "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}, {what}: memory per connection, RSS",
+                hold.what()
+            );
+            let added = format!(
+                "{head} over tokio::io::duplex, {MEMORY_WORKERS} workers, {}, {what}: memory per connection over a bare duplex's, RSS",
+                hold.what()
+            );
+            let mut values = bare.clone();
+            values.extend(
+                held.iter()
+                    .filter(|(h, k, _, _)| *h == hold && *k == kind)
+                    .map(|&(_, _, imp, b)| (imp, b)),
+            );
+            out.extend(with_added(&row, &added, "B", values));
+        }
     }
     let size = "io: size_of a TimeoutStream over its stream's (tokio::time = tokio-io-timeout)";
     let sizes = [
@@ -756,17 +809,30 @@ pub fn idle_connections(
         });
     }
     for workers in [1, 2] {
-        let row = format!(
-            "{head}, {workers} worker(s): CPU to reap them ({REAP_AFTER:?} timeout; tokio::time = tokio-io-timeout), per connection"
-        );
-        rounds(n_rounds, &[Imp::Hashwheel, Imp::Tokio], skip, |imp| {
-            out.push(Value {
-                row: row.clone(),
-                unit: "ns/conn",
-                imp,
-                value: reap(env.rt(imp, workers), imp, n),
+        for (kind, what, imps) in [
+            (
+                Timeout::Read,
+                "read timeout; tokio::time = tokio-io-timeout",
+                &[Imp::Hashwheel, Imp::Tokio][..],
+            ),
+            (
+                Timeout::Idle,
+                "hashwheel's idle timeout",
+                &[Imp::Hashwheel][..],
+            ),
+        ] {
+            let row = format!(
+                "{head}, {workers} worker(s): CPU to reap them ({REAP_AFTER:?} {what}), per connection"
+            );
+            rounds(n_rounds, imps, skip, |imp| {
+                out.push(Value {
+                    row: row.clone(),
+                    unit: "ns/conn",
+                    imp,
+                    value: reap(env.rt(imp, workers), imp, kind, n),
+                });
             });
-        });
+        }
     }
     out
 }

@@ -21,10 +21,9 @@
 //!   and the next that waits starts a new one. Its deadline is the instant
 //!   the operation first waited plus the timeout, rounded up to the
 //!   wheel's tick: with the default 1 ms tick, the millisecond at which
-//!   tokio's own timer (and so tokio-io-timeout) fires, never before. (A
-//!   countdown that starts while an earlier one's timer is still pending
-//!   has its end rounded up to the microsecond, or past 35 minutes to the
-//!   millisecond: it may then end a tick after tokio's, never before.)
+//!   tokio's own timer (and so tokio-io-timeout) fires, never before. A
+//!   zero timeout fails the operation's first poll that would wait, at
+//!   once, on any tick.
 //! - [`TimeoutStream::set_idle_timeout`]: once no read and no write has
 //!   completed successfully for that long, the operation that waits
 //!   returns `TimedOut`, never earlier. The idle time counts from the
