@@ -56,20 +56,6 @@ impl WheelOrDefault {
         }
     }
 
-    /// A sleep until `deadline`, or the error
-    /// [`try_sleep_until`](crate::try_sleep_until) and
-    /// [`Wheel::try_sleep_until`] return.
-    #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep_until(
-        &self,
-        deadline: tokio::time::Instant,
-    ) -> Result<crate::sleep::Sleep, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.try_sleep_until(deadline),
-            None => crate::sleep::try_sleep_until(deadline),
-        }
-    }
-
     /// The future `call` makes, with a timeout of `duration`; `call` is
     /// made only once the timer has its place on the wheel, so that a
     /// refusal ([`try_timeout`](fn@crate::try_timeout)'s error) makes no
