@@ -4,7 +4,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
@@ -193,7 +192,7 @@ impl<F: Future> Future for Timeout<F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = has_budget_remaining();
+        let had_budget = crate::coop::has_budget();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_core::Stream;
@@ -650,7 +650,7 @@ impl<T> DelayQueue<T> {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
         }
-        let Some((wheel, alarm)) = self.bound.as_mut().filter(|(w, _)| w.len() != 0) else {
+        let Some((_, alarm)) = self.bound.as_mut().filter(|(w, _)| w.len() != 0) else {
             self.armed = None;
             return Poll::Ready(None);
         };
@@ -659,18 +659,20 @@ impl<T> DelayQueue<T> {
         // value; a unit spent when one comes out. A poll that follows the
         // ringing of the alarm spends nothing, as tokio-util's does not poll
         // a `Sleep` that has fired.
-        let budgeted = !alarm.take_rung();
-        if budgeted {
-            ready!(coop::poll_budget(cx));
+        if alarm.take_rung() {
+            self.poll_due(cx)
+        } else {
+            coop::budgeted(cx, |cx| self.poll_due(cx))
         }
+    }
+
+    /// The next due value, or `Pending` with the alarm set for the next
+    /// deadline; `Ready` only with a value.
+    fn poll_due(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        let (wheel, alarm) = self.bound.as_mut().expect("a bound queue");
         loop {
             let due = match wheel.look() {
-                Look::Ready(index) => {
-                    if budgeted {
-                        coop::spend(cx);
-                    }
-                    return Poll::Ready(Some(self.take(index)));
-                }
+                Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
                 Look::Wait(due) => due,
                 Look::Never => {
                     // Only values that never expire.

@@ -1,9 +1,8 @@
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::coop;
@@ -210,15 +209,11 @@ impl Sleep {
     }
 
     /// Polls the sleep through a `&mut` (for the timers built on it),
-    /// spending the task's budget as tokio's `Sleep` does: out of budget,
-    /// `Pending` before the deadline is looked at (the task is scheduled
-    /// again); a unit spent when the sleep completes, none while it waits.
+    /// spending the task's budget as tokio's `Sleep` does
+    /// ([`coop::budgeted`]).
     #[inline]
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        ready!(coop::poll_budget(cx));
-        ready!(self.entry.poll(cx));
-        coop::spend(cx);
-        Poll::Ready(())
+        coop::budgeted(cx, |cx| self.entry.poll(cx))
     }
 
     /// Polls the sleep without touching the task's budget: for a timer
@@ -228,24 +223,11 @@ impl Sleep {
     }
 
     /// Polls the sleep of a timeout whose inner future has just returned
-    /// `Pending`; `had_budget` says whether the task had budget left before
-    /// that future was polled. The sleep spends budget as
-    /// [`poll_sleep`](Sleep::poll_sleep) does, but, as with tokio's
-    /// `Timeout`, when it was the inner future that spent the last of the
-    /// budget the deadline is still checked, without budget: a future that
-    /// always uses up the budget cannot keep its timeout from firing.
+    /// `Pending` ([`coop::budgeted_after`]).
     ///
     /// Not generic, so that it is compiled once for every `Timeout<F>`.
     pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        if has_budget_remaining() {
-            ready!(self.entry.poll(cx));
-            coop::spend(cx);
-            Poll::Ready(())
-        } else if had_budget {
-            self.entry.poll(cx)
-        } else {
-            coop::poll_budget(cx)
-        }
+        coop::budgeted_after(had_budget, cx, |cx| self.entry.poll(cx))
     }
 }
 
