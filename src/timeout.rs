@@ -10,7 +10,7 @@ use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
-use crate::sleep::Sleep;
+use crate::sleep::lazy::LazySleep;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 pin_project! {
@@ -59,7 +59,7 @@ pin_project! {
     pub struct Timeout<F> {
         #[pin]
         value: F,
-        timer: Timer,
+        timer: LazySleep,
     }
 }
 
@@ -68,35 +68,12 @@ pin_project! {
 /// The deadline is converted to the wheel's time only then, so a timeout
 /// whose future is ready at once converts nothing; and the two states share
 /// their space, so the timeout is no larger than its sleep and its future.
-#[derive(Debug)]
-enum Timer {
-    Unstarted { shard: ShardRef, at: Instant },
-    Started(Sleep),
-}
-
-impl Timer {
-    /// The sleep, started now if it was not yet.
-    #[inline]
-    fn start(&mut self) -> &mut Sleep {
-        if let Timer::Unstarted { shard, at } = self {
-            let sleep = Sleep::until(shard.take(), *at);
-            // What is replaced holds nothing now: no drop to run for it
-            // (one was 2% of a pending-once timeout's instructions).
-            std::mem::forget(std::mem::replace(self, Timer::Started(sleep)));
-        }
-        match self {
-            Timer::Started(sleep) => sleep,
-            Timer::Unstarted { .. } => unreachable!("a timer is started above"),
-        }
-    }
-}
-
 impl<F> Timeout<F> {
     /// A timeout at `deadline` on the wheel of `shard`.
     pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
         Timeout {
             value,
-            timer: Timer::Unstarted {
+            timer: LazySleep::At {
                 shard,
                 at: deadline,
             },
@@ -178,10 +155,9 @@ impl<F> Timeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        match &self.timer {
-            Timer::Unstarted { at, .. } => *at,
-            Timer::Started(sleep) => sleep.deadline(),
-        }
+        self.timer
+            .deadline()
+            .expect("a timeout is made with its deadline")
     }
 }
 
@@ -196,7 +172,7 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match this.timer.start().poll_timeout(had_budget, cx) {
+        match this.timer.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

@@ -13,6 +13,8 @@ use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
+pub(crate) mod lazy;
+
 /// A future that completes at a deadline, made by
 /// [`sleep`](fn@crate::sleep) or [`sleep_until`](fn@crate::sleep_until) on
 /// the runtime's default wheel, or by [`Wheel::sleep`](crate::Wheel::sleep)
@@ -110,20 +112,14 @@ impl Sleep {
         }
     }
 
-    /// A sleep on the wheel of `shard` whose deadline is set later, by
-    /// [`start`](Sleep::start), before its first poll or reset (a lazy
-    /// timeout's).
-    pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
-        Sleep {
-            entry: OwnedEntry::unstarted(shard),
-        }
-    }
-
-    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
-    /// `duration` from now.
-    pub(crate) fn start(&mut self, duration: Duration) {
-        let at = self.entry.shard().deadline_after(duration);
-        self.entry.start(at);
+    /// A sleep `limit` from now on the wheel of `shard`: a
+    /// [`LazySleep`](lazy::LazySleep) starting. The limit counts as a
+    /// timeout's does (`Duration::MAX` is 30 years), not clamped as
+    /// [`after`](Sleep::after)'s.
+    pub(crate) fn started(shard: ShardRef, limit: Duration) -> Sleep {
+        let mut entry = OwnedEntry::unstarted(shard);
+        entry.start(entry.shard().deadline_after(limit));
+        Sleep { entry }
     }
 
     /// The instant at which this sleep completes.
