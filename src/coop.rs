@@ -31,10 +31,7 @@ pub(crate) fn budgeted<T>(
     cx: &mut Context<'_>,
     poll: impl FnOnce(&mut Context<'_>) -> Poll<T>,
 ) -> Poll<T> {
-    ready!(poll_budget(cx));
-    let out = ready!(poll(cx));
-    spend(cx);
-    Poll::Ready(out)
+    budgeted_after(false, cx, poll)
 }
 
 /// [`budgeted`], for the timer of a timeout whose inner future has just
@@ -49,11 +46,17 @@ pub(crate) fn budgeted_after<T>(
     cx: &mut Context<'_>,
     poll: impl FnOnce(&mut Context<'_>) -> Poll<T>,
 ) -> Poll<T> {
-    if had_budget && !has_budget() {
-        poll(cx)
-    } else {
-        budgeted(cx, poll)
+    // One read of the budget, and one call of `poll` (so that it is
+    // inlined once).
+    let budget = has_budget();
+    if !budget && !had_budget {
+        ready!(poll_budget(cx));
     }
+    let out = ready!(poll(cx));
+    if budget {
+        spend(cx);
+    }
+    Poll::Ready(out)
 }
 
 /// `Ready` when the task has budget left; otherwise `Pending`, with the

@@ -60,7 +60,9 @@ impl LazySleep {
             LazySleep::After { shard, limit } => Sleep::started(shard.take(), *limit),
             LazySleep::OnDefault(limit) => Sleep::started(claim_default("lazy_timeout"), *limit),
         };
-        *self = LazySleep::Started(started);
+        // What is replaced holds nothing now (its hold was taken): no drop
+        // to run for it.
+        std::mem::forget(std::mem::replace(self, LazySleep::Started(started)));
         match self {
             LazySleep::Started(sleep) => sleep.poll_timeout(had_budget, cx),
             _ => unreachable!("a lazy sleep is started above"),
