@@ -303,7 +303,7 @@ impl Wheel {
 // ===== on the default wheel =====
 
 /// Requires `future` to complete within `duration`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout`].
+/// runtime's default wheel: a drop-in for `tokio::time::timeout`.
 ///
 /// The [`Timeout`] resolves to `Ok` with the future's output, or to
 /// `Err(`[`Elapsed`]`)` at the deadline. The future
@@ -380,7 +380,7 @@ pub fn try_timeout<F: IntoFuture>(
 }
 
 /// Requires `future` to complete by `deadline`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout_at`].
+/// runtime's default wheel: a drop-in for `tokio::time::timeout_at`.
 ///
 /// # Cancel safety
 ///

@@ -352,7 +352,7 @@ impl Wheel {
 // ===== on the default wheel =====
 
 /// Waits until `duration` has elapsed, on the current runtime's default
-/// wheel: a drop-in for [`tokio::time::sleep`].
+/// wheel: a drop-in for `tokio::time::sleep`.
 ///
 /// The same as [`Wheel::current()`](crate::Wheel::current)`.sleep(duration)`,
 /// without the clone. The [`Sleep`] completes at the first tick (1 ms by
@@ -423,7 +423,7 @@ pub fn try_sleep(duration: Duration) -> Result<Sleep, Error> {
 }
 
 /// Waits until `deadline`, on the current runtime's default wheel: a
-/// drop-in for [`tokio::time::sleep_until`].
+/// drop-in for `tokio::time::sleep_until`.
 ///
 /// A deadline in the past completes on the first poll.
 ///
