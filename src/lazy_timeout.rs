@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
-use crate::sleep::lazy::LazySleep;
+use crate::sleep::lazy::{After, LazySleep};
 use crate::wheel::{try_claim_default, Wheel};
 
 pin_project! {
@@ -70,7 +70,7 @@ pin_project! {
     pub struct LazyTimeout<F> {
         #[pin]
         value: F,
-        timer: LazySleep,
+        timer: LazySleep<After>,
     }
 }
 
@@ -80,10 +80,7 @@ impl<F> LazyTimeout<F> {
     pub(crate) fn new(value: F, limit: Duration, shard: Option<ShardRef>) -> LazyTimeout<F> {
         LazyTimeout {
             value,
-            timer: match shard {
-                Some(shard) => LazySleep::After { shard, limit },
-                None => LazySleep::OnDefault(limit),
-            },
+            timer: LazySleep::Unstarted(After { shard, limit }),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
-use crate::sleep::lazy::LazySleep;
+use crate::sleep::lazy::{At, LazySleep};
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 pin_project! {
@@ -59,7 +59,7 @@ pin_project! {
     pub struct Timeout<F> {
         #[pin]
         value: F,
-        timer: LazySleep,
+        timer: LazySleep<At>,
     }
 }
 
@@ -73,10 +73,10 @@ impl<F> Timeout<F> {
     pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
         Timeout {
             value,
-            timer: LazySleep::At {
+            timer: LazySleep::Unstarted(At {
                 shard,
                 at: deadline,
-            },
+            }),
         }
     }
 

@@ -12,33 +12,71 @@ use crate::engine::shards::ShardRef;
 use crate::sleep::Sleep;
 use crate::wheel::claim_default;
 
-/// A [`Sleep`] made at its first poll. Until then it keeps only its
-/// place on a wheel and when it is due, in the room the sleep takes later.
+/// A [`Sleep`] made at its first poll. Until then it keeps only what
+/// starts it (`S`: [`At`] or [`After`]), in the room the sleep takes later.
 #[derive(Debug)]
-pub(crate) enum LazySleep {
-    /// Due at an instant (a `Timeout`'s).
-    At {
-        shard: ShardRef,
-        at: Instant,
-    },
-    /// Due this long after its start.
-    After {
-        shard: ShardRef,
-        limit: Duration,
-    },
-    /// Due this long after its start, on the default wheel of the runtime
-    /// it starts on.
-    OnDefault(Duration),
+pub(crate) enum LazySleep<S> {
+    Unstarted(S),
     Started(Sleep),
 }
 
-impl LazySleep {
-    /// The deadline, once it is known: at once for [`LazySleep::At`], from
-    /// the start for the others.
+/// What starts a [`LazySleep`].
+pub(crate) trait Start {
+    /// The sleep, leaving `self` holding nothing that needs a drop.
+    fn start(&mut self) -> Sleep;
+    /// The deadline, if it is known before the start.
+    fn deadline(&self) -> Option<Instant>;
+}
+
+/// Due at an instant, on the wheel of `shard` (a `Timeout`'s).
+#[derive(Debug)]
+pub(crate) struct At {
+    pub(crate) shard: ShardRef,
+    pub(crate) at: Instant,
+}
+
+/// Due `limit` after the start, on the wheel of `shard`, or on the default
+/// wheel of the runtime it starts on (`None`).
+#[derive(Debug)]
+pub(crate) struct After {
+    pub(crate) shard: Option<ShardRef>,
+    pub(crate) limit: Duration,
+}
+
+impl Start for At {
+    #[inline]
+    fn start(&mut self) -> Sleep {
+        Sleep::until(self.shard.take(), self.at)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Some(self.at)
+    }
+}
+
+impl Start for After {
+    /// # Panics
+    ///
+    /// On the default wheel: outside a tokio runtime, in one built without
+    /// its timer, or while its default wheel is at capacity; `self` is then
+    /// left as it was.
+    #[inline]
+    fn start(&mut self) -> Sleep {
+        match self.shard.take() {
+            Some(shard) => Sleep::started(shard, self.limit),
+            None => start_on_default(self.limit),
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
+}
+
+impl<S: Start> LazySleep<S> {
     pub(crate) fn deadline(&self) -> Option<Instant> {
         match self {
-            LazySleep::At { at, .. } => Some(*at),
-            LazySleep::After { .. } | LazySleep::OnDefault(_) => None,
+            LazySleep::Unstarted(s) => s.deadline(),
             LazySleep::Started(sleep) => Some(sleep.deadline()),
         }
     }
@@ -46,26 +84,23 @@ impl LazySleep {
     /// Starts the sleep if it has not started, and polls it for a timeout
     /// whose inner future has just returned `Pending`
     /// ([`Sleep::poll_timeout`]).
-    ///
-    /// # Panics
-    ///
-    /// Starting on the default wheel: outside a tokio runtime, in one
-    /// built without its timer, or while its default wheel is at capacity;
-    /// the sleep is then left unstarted.
     #[inline]
     pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        let started = match self {
-            LazySleep::Started(sleep) => return sleep.poll_timeout(had_budget, cx),
-            LazySleep::At { shard, at } => Sleep::until(shard.take(), *at),
-            LazySleep::After { shard, limit } => Sleep::started(shard.take(), *limit),
-            LazySleep::OnDefault(limit) => Sleep::started(claim_default("lazy_timeout"), *limit),
-        };
-        // What is replaced holds nothing now (its hold was taken): no drop
-        // to run for it.
-        std::mem::forget(std::mem::replace(self, LazySleep::Started(started)));
+        if let LazySleep::Unstarted(s) = self {
+            let sleep = s.start();
+            // What is replaced holds nothing now: no drop to run for it.
+            std::mem::forget(std::mem::replace(self, LazySleep::Started(sleep)));
+        }
         match self {
             LazySleep::Started(sleep) => sleep.poll_timeout(had_budget, cx),
-            _ => unreachable!("a lazy sleep is started above"),
+            LazySleep::Unstarted(_) => unreachable!("a lazy sleep is started above"),
         }
     }
+}
+
+/// [`After::start`] on the default wheel, out of line.
+#[cold]
+#[inline(never)]
+fn start_on_default(limit: Duration) -> Sleep {
+    Sleep::started(claim_default("lazy_timeout"), limit)
 }

@@ -116,6 +116,7 @@ impl Sleep {
     /// [`LazySleep`](lazy::LazySleep) starting. The limit counts as a
     /// timeout's does (`Duration::MAX` is 30 years), not clamped as
     /// [`after`](Sleep::after)'s.
+    #[inline]
     pub(crate) fn started(shard: ShardRef, limit: Duration) -> Sleep {
         let mut entry = OwnedEntry::unstarted(shard);
         entry.start(entry.shard().deadline_after(limit));
