@@ -6,7 +6,20 @@ use std::fmt;
 #[cfg(any(feature = "hyper", feature = "tower"))]
 use std::time::Duration;
 
+#[cfg(feature = "hyper")]
+use tokio::time::Instant;
+
+#[cfg(feature = "tower")]
+use crate::engine::clock::instant_after;
+#[cfg(any(feature = "hyper", feature = "tower"))]
+use crate::engine::shards::ShardRef;
 use crate::error::Error;
+#[cfg(feature = "hyper")]
+use crate::sleep::Sleep;
+#[cfg(feature = "tower")]
+use crate::timeout::Timeout;
+#[cfg(any(feature = "hyper", feature = "tower"))]
+use crate::wheel::try_claim_default;
 use crate::wheel::Wheel;
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
@@ -43,46 +56,40 @@ impl WheelOrDefault {
         }
     }
 
-    /// A sleep of `duration`, or the error [`try_sleep`](fn@crate::try_sleep)
-    /// and [`Wheel::try_sleep`] return.
-    #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
+    /// A place on the held wheel, or on the current runtime's default
+    /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
+    /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
+    #[cfg(any(feature = "hyper", feature = "tower"))]
+    fn claim(&self) -> Result<ShardRef, Error> {
         match &self.0 {
-            Some(wheel) => wheel.try_sleep(duration),
-            None => crate::sleep::try_sleep(duration),
+            Some(wheel) => wheel.claim(),
+            None => try_claim_default(),
         }
     }
 
-    /// A sleep until `deadline`, or the error
-    /// [`try_sleep_until`](crate::try_sleep_until) and
-    /// [`Wheel::try_sleep_until`] return.
+    /// A sleep of `duration`.
     #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep_until(
-        &self,
-        deadline: tokio::time::Instant,
-    ) -> Result<crate::sleep::Sleep, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.try_sleep_until(deadline),
-            None => crate::sleep::try_sleep_until(deadline),
-        }
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        Ok(Sleep::after(self.claim()?, duration))
+    }
+
+    /// A sleep until `deadline`.
+    #[cfg(feature = "hyper")]
+    pub(crate) fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        Ok(Sleep::until(self.claim()?, deadline))
     }
 
     /// The future `call` makes, with a timeout of `duration`; `call` is
     /// made only once the timer has its place on the wheel, so that a
-    /// refusal ([`try_timeout`](fn@crate::try_timeout)'s error) makes no
-    /// call.
+    /// refusal makes no call.
     #[cfg(feature = "tower")]
     pub(crate) fn try_timeout_of<F: std::future::Future>(
         &self,
         duration: Duration,
         call: impl FnOnce() -> F,
-    ) -> Result<crate::timeout::Timeout<F>, Error> {
-        let shard = match &self.0 {
-            Some(wheel) => wheel.claim()?,
-            None => crate::wheel::try_claim_default()?,
-        };
-        let deadline = crate::engine::clock::instant_after(duration);
-        Ok(crate::timeout::Timeout::new(call(), shard, deadline))
+    ) -> Result<Timeout<F>, Error> {
+        let shard = self.claim()?;
+        Ok(Timeout::new(call(), shard, instant_after(duration)))
     }
 }
 
