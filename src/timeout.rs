@@ -63,11 +63,6 @@ pin_project! {
     }
 }
 
-/// A timeout's timer: its deadline as read from the clock, until the first
-/// poll at which the inner future is pending starts a [`Sleep`] with it.
-/// The deadline is converted to the wheel's time only then, so a timeout
-/// whose future is ready at once converts nothing; and the two states share
-/// their space, so the timeout is no larger than its sleep and its future.
 impl<F> Timeout<F> {
     /// A timeout at `deadline` on the wheel of `shard`.
     pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {

@@ -28,7 +28,9 @@ pub(crate) trait Start {
     fn deadline(&self) -> Option<Instant>;
 }
 
-/// Due at an instant, on the wheel of `shard` (a `Timeout`'s).
+/// Due at an instant, on the wheel of `shard` (a `Timeout`'s). The
+/// instant is converted to the wheel's time only at the start, so a
+/// timeout whose future is ready at once converts nothing.
 #[derive(Debug)]
 pub(crate) struct At {
     pub(crate) shard: ShardRef,
