@@ -6,20 +6,7 @@ use std::fmt;
 #[cfg(any(feature = "hyper", feature = "tower"))]
 use std::time::Duration;
 
-#[cfg(feature = "hyper")]
-use tokio::time::Instant;
-
-#[cfg(feature = "tower")]
-use crate::engine::clock::instant_after;
-#[cfg(any(feature = "hyper", feature = "tower"))]
-use crate::engine::shards::ShardRef;
 use crate::error::Error;
-#[cfg(feature = "hyper")]
-use crate::sleep::Sleep;
-#[cfg(feature = "tower")]
-use crate::timeout::Timeout;
-#[cfg(any(feature = "hyper", feature = "tower"))]
-use crate::wheel::try_claim_default;
 use crate::wheel::Wheel;
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
@@ -60,23 +47,26 @@ impl WheelOrDefault {
     /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
     /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
     #[cfg(any(feature = "hyper", feature = "tower"))]
-    fn claim(&self) -> Result<ShardRef, Error> {
+    fn claim(&self) -> Result<crate::engine::shards::ShardRef, Error> {
         match &self.0 {
             Some(wheel) => wheel.claim(),
-            None => try_claim_default(),
+            None => crate::wheel::try_claim_default(),
         }
     }
 
     /// A sleep of `duration`.
     #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
-        Ok(Sleep::after(self.claim()?, duration))
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
+        Ok(crate::sleep::Sleep::after(self.claim()?, duration))
     }
 
     /// A sleep until `deadline`.
     #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
-        Ok(Sleep::until(self.claim()?, deadline))
+    pub(crate) fn try_sleep_until(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<crate::sleep::Sleep, Error> {
+        Ok(crate::sleep::Sleep::until(self.claim()?, deadline))
     }
 
     /// The future `call` makes, with a timeout of `duration`; `call` is
@@ -87,9 +77,10 @@ impl WheelOrDefault {
         &self,
         duration: Duration,
         call: impl FnOnce() -> F,
-    ) -> Result<Timeout<F>, Error> {
+    ) -> Result<crate::timeout::Timeout<F>, Error> {
         let shard = self.claim()?;
-        Ok(Timeout::new(call(), shard, instant_after(duration)))
+        let deadline = crate::engine::clock::instant_after(duration);
+        Ok(crate::timeout::Timeout::new(call(), shard, deadline))
     }
 }
 
