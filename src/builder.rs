@@ -4,7 +4,6 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::engine::config::Config;
-use crate::engine::handle::WheelHandle;
 use crate::engine::registry;
 use crate::error::BuildError;
 use crate::wheel::Wheel;
@@ -321,9 +320,7 @@ impl Builder {
     /// # }
     /// ```
     pub fn build(self) -> Result<Wheel, BuildError> {
-        WheelHandle::start(&self.config)
-            .map(Wheel::from_handle)
-            .map_err(BuildError::new)
+        Wheel::start(&self.config)
     }
 
     /// Builds the wheel as the current runtime's default wheel: the one that
@@ -375,26 +372,6 @@ impl Builder {
 // ===== impl Wheel =====
 
 impl Wheel {
-    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
-    /// whose driver runs on the current tokio runtime.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime, or in one built without its timer.
-    /// [`Builder::build`] returns an error instead.
-    ///
-    /// ```should_panic
-    /// let _wheel = hashwheel::Wheel::new(); // no runtime here
-    /// ```
-    #[track_caller]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Wheel {
-        match Builder::new().build() {
-            Ok(w) => w,
-            Err(e) => panic!("hashwheel::Wheel::new: {e}"),
-        }
-    }
-
     /// A [`Builder`] to configure a wheel; the same as [`Builder::new`].
     ///
     /// # Examples

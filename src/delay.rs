@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -130,10 +130,7 @@ impl Future for Delay {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // The task's budget, spent as by a `Sleep`.
-        ready!(coop::poll_budget(cx));
-        let outcome = ready!(self.entry.poll(cx));
-        coop::spend(cx);
-        Poll::Ready(match outcome {
+        coop::budgeted(cx, |cx| self.entry.poll(cx)).map(|outcome| match outcome {
             Outcome::Expired => Ok(()),
             Outcome::Cancelled => Err(Error::cancelled()),
             Outcome::Shutdown => Err(Error::shutdown()),

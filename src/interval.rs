@@ -6,6 +6,7 @@ use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::engine::clock::{later, Reached};
+use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::sleep::Sleep;
@@ -63,10 +64,11 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// `period` is non-zero: the constructors on `Wheel` check it.
-    pub(crate) fn new(sleep: Sleep, period: Duration) -> Interval {
+    /// An interval on the wheel of `shard` whose first tick is at `start`.
+    /// `period` is non-zero: the constructors check it first.
+    fn new(shard: ShardRef, start: Instant, period: Duration) -> Interval {
         Interval {
-            sleep,
+            sleep: Sleep::until(shard, start),
             period: sleep_duration(period),
             missed: MissedTickBehavior::Burst,
         }
@@ -348,10 +350,7 @@ impl Wheel {
     #[track_caller]
     pub fn interval(&self, period: Duration) -> Interval {
         check_period(period);
-        Interval::new(
-            Sleep::until(self.claim_or_panic("interval"), Instant::now()),
-            period,
-        )
+        Interval::new(self.claim_or_panic("interval"), Instant::now(), period)
     }
 
     /// Like [`interval`](Wheel::interval), but returns an error when the
@@ -409,10 +408,7 @@ impl Wheel {
     #[track_caller]
     pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
         check_period(period);
-        Interval::new(
-            Sleep::until(self.claim_or_panic("interval_at"), start),
-            period,
-        )
+        Interval::new(self.claim_or_panic("interval_at"), start, period)
     }
 
     /// Like [`interval_at`](Wheel::interval_at), but returns an error when
@@ -444,14 +440,14 @@ impl Wheel {
     #[track_caller]
     pub fn try_interval_at(&self, start: Instant, period: Duration) -> Result<Interval, Error> {
         check_period(period);
-        Ok(Interval::new(Sleep::until(self.claim()?, start), period))
+        Ok(Interval::new(self.claim()?, start, period))
     }
 }
 
 // ===== on the default wheel =====
 
 /// An [`Interval`] on the current runtime's default wheel that ticks at
-/// once and then every `period`: a drop-in for [`tokio::time::interval`].
+/// once and then every `period`: a drop-in for `tokio::time::interval`.
 ///
 /// Missed ticks follow the interval's
 /// [`MissedTickBehavior`] (`Burst` by
@@ -491,8 +487,7 @@ impl Wheel {
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
     check_period(period);
-    let first = Sleep::until(claim_default("interval"), Instant::now());
-    Interval::new(first, period)
+    Interval::new(claim_default("interval"), Instant::now(), period)
 }
 
 /// Like [`interval`](fn@interval), but returns an error where it would
@@ -528,7 +523,7 @@ pub fn try_interval(period: Duration) -> Result<Interval, Error> {
 
 /// An [`Interval`] on the current runtime's default wheel that ticks at
 /// `start` and then every `period`: a drop-in for
-/// [`tokio::time::interval_at`].
+/// `tokio::time::interval_at`.
 ///
 /// # Panics
 ///
@@ -564,8 +559,7 @@ pub fn try_interval(period: Duration) -> Result<Interval, Error> {
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     check_period(period);
-    let first = Sleep::until(claim_default("interval_at"), start);
-    Interval::new(first, period)
+    Interval::new(claim_default("interval_at"), start, period)
 }
 
 /// Like [`interval_at`], but returns an error where it would panic for want
@@ -597,8 +591,5 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 #[track_caller]
 pub fn try_interval_at(start: Instant, period: Duration) -> Result<Interval, Error> {
     check_period(period);
-    Ok(Interval::new(
-        Sleep::until(try_claim_default()?, start),
-        period,
-    ))
+    Ok(Interval::new(try_claim_default()?, start, period))
 }

@@ -4,13 +4,13 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
+use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
-use crate::sleep::Sleep;
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::sleep::lazy::{After, LazySleep};
+use crate::wheel::{try_claim_default, Wheel};
 
 pin_project! {
     /// A future with a time limit counted from the first poll at which it
@@ -70,22 +70,17 @@ pin_project! {
     pub struct LazyTimeout<F> {
         #[pin]
         value: F,
-        // The time limit, until the timer is started.
-        limit: Option<Duration>,
-        // `None` only for the free function's timeout before its start:
-        // its runtime's default wheel is looked up then.
-        sleep: Option<Sleep>,
+        timer: LazySleep<After>,
     }
 }
 
 impl<F> LazyTimeout<F> {
-    /// A lazy timeout on the wheel of `sleep` (not started), or on the
-    /// default wheel of the runtime it is first pending on (`None`).
-    pub(crate) fn new(value: F, limit: Duration, sleep: Option<Sleep>) -> LazyTimeout<F> {
+    /// A lazy timeout on the wheel of `shard`, or on the default wheel of
+    /// the runtime it is first pending on (`None`).
+    pub(crate) fn new(value: F, limit: Duration, shard: Option<ShardRef>) -> LazyTimeout<F> {
         LazyTimeout {
             value,
-            limit: Some(limit),
-            sleep,
+            timer: LazySleep::Unstarted(After { shard, limit }),
         }
     }
 
@@ -178,10 +173,7 @@ impl<F> LazyTimeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Option<Instant> {
-        match (self.limit, &self.sleep) {
-            (None, Some(sleep)) => Some(sleep.deadline()),
-            _ => None,
-        }
+        self.timer.deadline()
     }
 }
 
@@ -196,27 +188,11 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// capacity.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = has_budget_remaining();
+        let had_budget = crate::coop::has_budget();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        // `limit` goes only once the sleep has started: a panic on the way
-        // (no runtime) leaves the timeout as it was.
-        let sleep = match (*this.limit, this.sleep) {
-            (Some(limit), Some(sleep)) => {
-                sleep.start(limit);
-                *this.limit = None;
-                sleep
-            }
-            (Some(limit), slot @ None) => {
-                let sleep = slot.insert(start_sleep(limit));
-                *this.limit = None;
-                sleep
-            }
-            (None, Some(sleep)) => sleep,
-            (None, None) => unreachable!("a started lazy timeout has a sleep"),
-        };
-        match sleep.poll_timeout(had_budget, cx) {
+        match this.timer.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }
@@ -256,8 +232,8 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> LazyTimeout<F::IntoFuture> {
-        let sleep = Sleep::unstarted(self.claim_or_panic("lazy_timeout"));
-        LazyTimeout::new(future.into_future(), duration, Some(sleep))
+        let shard = self.claim_or_panic("lazy_timeout");
+        LazyTimeout::new(future.into_future(), duration, Some(shard))
     }
 
     /// Like [`lazy_timeout`](Wheel::lazy_timeout), but returns an error when
@@ -285,11 +261,11 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-        let sleep = Sleep::unstarted(self.claim()?);
+        let shard = self.claim()?;
         Ok(LazyTimeout::new(
             future.into_future(),
             duration,
-            Some(sleep),
+            Some(shard),
         ))
     }
 }
@@ -374,17 +350,10 @@ pub fn try_lazy_timeout<F: IntoFuture>(
     duration: Duration,
     future: F,
 ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-    let sleep = Sleep::unstarted(try_claim_default()?);
+    let shard = try_claim_default()?;
     Ok(LazyTimeout::new(
         future.into_future(),
         duration,
-        Some(sleep),
+        Some(shard),
     ))
-}
-
-/// The sleep of a [`lazy_timeout`] whose future was pending on its first
-/// poll: `duration` from now, on the current runtime's default wheel.
-#[track_caller]
-pub(crate) fn start_sleep(duration: Duration) -> Sleep {
-    Sleep::after(claim_default("lazy_timeout"), duration)
 }

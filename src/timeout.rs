@@ -4,14 +4,13 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
 use crate::error::Elapsed;
 use crate::error::Error;
-use crate::sleep::Sleep;
+use crate::sleep::lazy::{At, LazySleep};
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
 pin_project! {
@@ -60,35 +59,7 @@ pin_project! {
     pub struct Timeout<F> {
         #[pin]
         value: F,
-        timer: Timer,
-    }
-}
-
-/// A timeout's timer: its deadline as read from the clock, until the first
-/// poll at which the inner future is pending starts a [`Sleep`] with it.
-/// The deadline is converted to the wheel's time only then, so a timeout
-/// whose future is ready at once converts nothing; and the two states share
-/// their space, so the timeout is no larger than its sleep and its future.
-#[derive(Debug)]
-enum Timer {
-    Unstarted { shard: ShardRef, at: Instant },
-    Started(Sleep),
-}
-
-impl Timer {
-    /// The sleep, started now if it was not yet.
-    #[inline]
-    fn start(&mut self) -> &mut Sleep {
-        if let Timer::Unstarted { shard, at } = self {
-            let sleep = Sleep::until(shard.take(), *at);
-            // What is replaced holds nothing now: no drop to run for it
-            // (one was 2% of a pending-once timeout's instructions).
-            std::mem::forget(std::mem::replace(self, Timer::Started(sleep)));
-        }
-        match self {
-            Timer::Started(sleep) => sleep,
-            Timer::Unstarted { .. } => unreachable!("a timer is started above"),
-        }
+        timer: LazySleep<At>,
     }
 }
 
@@ -97,10 +68,10 @@ impl<F> Timeout<F> {
     pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
         Timeout {
             value,
-            timer: Timer::Unstarted {
+            timer: LazySleep::Unstarted(At {
                 shard,
                 at: deadline,
-            },
+            }),
         }
     }
 
@@ -179,10 +150,9 @@ impl<F> Timeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        match &self.timer {
-            Timer::Unstarted { at, .. } => *at,
-            Timer::Started(sleep) => sleep.deadline(),
-        }
+        self.timer
+            .deadline()
+            .expect("a timeout is made with its deadline")
     }
 }
 
@@ -193,11 +163,11 @@ impl<F: Future> Future for Timeout<F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = has_budget_remaining();
+        let had_budget = crate::coop::has_budget();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match this.timer.start().poll_timeout(had_budget, cx) {
+        match this.timer.poll_timeout(had_budget, cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }
@@ -328,7 +298,7 @@ impl Wheel {
 // ===== on the default wheel =====
 
 /// Requires `future` to complete within `duration`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout`].
+/// runtime's default wheel: a drop-in for `tokio::time::timeout`.
 ///
 /// The [`Timeout`] resolves to `Ok` with the future's output, or to
 /// `Err(`[`Elapsed`]`)` at the deadline. The future
@@ -405,7 +375,7 @@ pub fn try_timeout<F: IntoFuture>(
 }
 
 /// Requires `future` to complete by `deadline`, timed by the current
-/// runtime's default wheel: a drop-in for [`tokio::time::timeout_at`].
+/// runtime's default wheel: a drop-in for `tokio::time::timeout_at`.
 ///
 /// # Cancel safety
 ///

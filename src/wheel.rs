@@ -1,9 +1,10 @@
 use std::time::Duration;
 
+use crate::engine::config::Config;
 use crate::engine::handle::WheelHandle;
 use crate::engine::registry;
 use crate::engine::shards::ShardRef;
-use crate::error::Error;
+use crate::error::{BuildError, Error};
 use crate::metrics::Metrics;
 
 /// A hashed timing wheel and the handle to its driver task.
@@ -47,6 +48,26 @@ pub struct Wheel {
 }
 
 impl Wheel {
+    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
+    /// whose driver runs on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, or in one built without its timer.
+    /// [`Builder::build`](crate::Builder::build) returns an error instead.
+    ///
+    /// ```should_panic
+    /// let _wheel = hashwheel::Wheel::new(); // no runtime here
+    /// ```
+    #[track_caller]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Wheel {
+        match Wheel::start(&Config::default()) {
+            Ok(w) => w,
+            Err(e) => panic!("hashwheel::Wheel::new: {e}"),
+        }
+    }
+
     /// The current runtime's default wheel: the one the free functions
     /// ([`hashwheel::sleep`](fn@crate::sleep), [`timeout`](fn@crate::timeout), ...)
     /// use. It is built with the default settings on first use, unless
@@ -106,6 +127,13 @@ impl Wheel {
         registry::current()
             .map(Wheel::from_handle)
             .map_err(Error::from)
+    }
+
+    /// A wheel built with `config`, its driver on the current runtime.
+    pub(crate) fn start(config: &Config) -> Result<Wheel, BuildError> {
+        WheelHandle::start(config)
+            .map(Wheel::from_handle)
+            .map_err(BuildError::new)
     }
 
     pub(crate) fn from_handle(handle: WheelHandle) -> Wheel {

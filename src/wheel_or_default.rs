@@ -33,43 +33,40 @@ impl WheelOrDefault {
         self.0.as_ref()
     }
 
-    /// A sleep until `deadline` on the held wheel, or on the current
-    /// runtime's default; an error where [`try_sleep_until`](crate::try_sleep_until)
-    /// and [`Wheel::try_sleep_until`] return one.
+    /// A place on the held wheel, or on the current runtime's default
+    /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
+    /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
+    fn claim(&self) -> Result<crate::engine::shards::ShardRef, Error> {
+        match &self.0 {
+            Some(wheel) => wheel.claim(),
+            None => crate::wheel::try_claim_default(),
+        }
+    }
+
+    /// A sleep of `duration`.
+    #[cfg(feature = "hyper")]
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
+        Ok(crate::sleep::Sleep::after(self.claim()?, duration))
+    }
+
+    /// A sleep until `deadline`.
     pub(crate) fn try_sleep_until(
         &self,
         deadline: tokio::time::Instant,
     ) -> Result<crate::sleep::Sleep, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.try_sleep_until(deadline),
-            None => crate::sleep::try_sleep_until(deadline),
-        }
-    }
-
-    /// A sleep of `duration`, or the error [`try_sleep`](fn@crate::try_sleep)
-    /// and [`Wheel::try_sleep`] return.
-    #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.try_sleep(duration),
-            None => crate::sleep::try_sleep(duration),
-        }
+        Ok(crate::sleep::Sleep::until(self.claim()?, deadline))
     }
 
     /// The future `call` makes, with a timeout of `duration`; `call` is
     /// made only once the timer has its place on the wheel, so that a
-    /// refusal ([`try_timeout`](fn@crate::try_timeout)'s error) makes no
-    /// call.
+    /// refusal makes no call.
     #[cfg(feature = "tower")]
     pub(crate) fn try_timeout_of<F: std::future::Future>(
         &self,
         duration: Duration,
         call: impl FnOnce() -> F,
     ) -> Result<crate::timeout::Timeout<F>, Error> {
-        let shard = match &self.0 {
-            Some(wheel) => wheel.claim()?,
-            None => crate::wheel::try_claim_default()?,
-        };
+        let shard = self.claim()?;
         let deadline = crate::engine::clock::instant_after(duration);
         Ok(crate::timeout::Timeout::new(call(), shard, deadline))
     }

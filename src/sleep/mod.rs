@@ -1,9 +1,8 @@
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::task::coop::has_budget_remaining;
 use tokio::time::Instant;
 
 use crate::coop;
@@ -13,6 +12,8 @@ use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
+
+pub(crate) mod lazy;
 
 /// A future that completes at a deadline, made by
 /// [`sleep`](fn@crate::sleep) or [`sleep_until`](fn@crate::sleep_until) on
@@ -111,20 +112,15 @@ impl Sleep {
         }
     }
 
-    /// A sleep on the wheel of `shard` whose deadline is set later, by
-    /// [`start`](Sleep::start), before its first poll or reset (a lazy
-    /// timeout's).
-    pub(crate) fn unstarted(shard: ShardRef) -> Sleep {
-        Sleep {
-            entry: OwnedEntry::unstarted(shard),
-        }
-    }
-
-    /// Sets the deadline of an [`unstarted`](Sleep::unstarted) sleep to
-    /// `duration` from now.
-    pub(crate) fn start(&mut self, duration: Duration) {
-        let at = self.entry.shard().deadline_after(duration);
-        self.entry.start(at);
+    /// A sleep `limit` from now on the wheel of `shard`: a
+    /// [`LazySleep`](lazy::LazySleep) starting. The limit counts as a
+    /// timeout's does (`Duration::MAX` is 30 years), not clamped as
+    /// [`after`](Sleep::after)'s.
+    #[inline]
+    pub(crate) fn started(shard: ShardRef, limit: Duration) -> Sleep {
+        let mut entry = OwnedEntry::unstarted(shard);
+        entry.start(entry.shard().deadline_after(limit));
+        Sleep { entry }
     }
 
     /// The instant at which this sleep completes.
@@ -210,15 +206,11 @@ impl Sleep {
     }
 
     /// Polls the sleep through a `&mut` (for the timers built on it),
-    /// spending the task's budget as tokio's `Sleep` does: out of budget,
-    /// `Pending` before the deadline is looked at (the task is scheduled
-    /// again); a unit spent when the sleep completes, none while it waits.
+    /// spending the task's budget as tokio's `Sleep` does
+    /// ([`coop::budgeted`]).
     #[inline]
     pub(crate) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        ready!(coop::poll_budget(cx));
-        ready!(self.entry.poll(cx));
-        coop::spend(cx);
-        Poll::Ready(())
+        coop::budgeted(cx, |cx| self.entry.poll(cx))
     }
 
     /// Polls the sleep without touching the task's budget: for a timer
@@ -228,24 +220,11 @@ impl Sleep {
     }
 
     /// Polls the sleep of a timeout whose inner future has just returned
-    /// `Pending`; `had_budget` says whether the task had budget left before
-    /// that future was polled. The sleep spends budget as
-    /// [`poll_sleep`](Sleep::poll_sleep) does, but, as with tokio's
-    /// `Timeout`, when it was the inner future that spent the last of the
-    /// budget the deadline is still checked, without budget: a future that
-    /// always uses up the budget cannot keep its timeout from firing.
+    /// `Pending` ([`coop::budgeted_after`]).
     ///
     /// Not generic, so that it is compiled once for every `Timeout<F>`.
     pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        if has_budget_remaining() {
-            ready!(self.entry.poll(cx));
-            coop::spend(cx);
-            Poll::Ready(())
-        } else if had_budget {
-            self.entry.poll(cx)
-        } else {
-            coop::poll_budget(cx)
-        }
+        coop::budgeted_after(had_budget, cx, |cx| self.entry.poll(cx))
     }
 }
 
@@ -374,7 +353,7 @@ impl Wheel {
 // ===== on the default wheel =====
 
 /// Waits until `duration` has elapsed, on the current runtime's default
-/// wheel: a drop-in for [`tokio::time::sleep`].
+/// wheel: a drop-in for `tokio::time::sleep`.
 ///
 /// The same as [`Wheel::current()`](crate::Wheel::current)`.sleep(duration)`,
 /// without the clone. The [`Sleep`] completes at the first tick (1 ms by
@@ -445,7 +424,7 @@ pub fn try_sleep(duration: Duration) -> Result<Sleep, Error> {
 }
 
 /// Waits until `deadline`, on the current runtime's default wheel: a
-/// drop-in for [`tokio::time::sleep_until`].
+/// drop-in for `tokio::time::sleep_until`.
 ///
 /// A deadline in the past completes on the first poll.
 ///

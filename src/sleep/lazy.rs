@@ -1,0 +1,108 @@
+//! The timer of a timeout, started at its first pending poll: a
+//! [`Timeout`](crate::Timeout) knows its deadline when it is made, a
+//! [`LazyTimeout`](crate::LazyTimeout) counts its limit from that poll.
+//! Neither touches the wheel for a future that completes on its first poll.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::shards::ShardRef;
+use crate::sleep::Sleep;
+use crate::wheel::claim_default;
+
+/// A [`Sleep`] made at its first poll. Until then it keeps only what
+/// starts it (`S`: [`At`] or [`After`]), in the room the sleep takes later.
+#[derive(Debug)]
+pub(crate) enum LazySleep<S> {
+    Unstarted(S),
+    Started(Sleep),
+}
+
+/// What starts a [`LazySleep`].
+pub(crate) trait Start {
+    /// The sleep, leaving `self` holding nothing that needs a drop.
+    fn start(&mut self) -> Sleep;
+    /// The deadline, if it is known before the start.
+    fn deadline(&self) -> Option<Instant>;
+}
+
+/// Due at an instant, on the wheel of `shard` (a `Timeout`'s). The
+/// instant is converted to the wheel's time only at the start, so a
+/// timeout whose future is ready at once converts nothing.
+#[derive(Debug)]
+pub(crate) struct At {
+    pub(crate) shard: ShardRef,
+    pub(crate) at: Instant,
+}
+
+/// Due `limit` after the start, on the wheel of `shard`, or on the default
+/// wheel of the runtime it starts on (`None`).
+#[derive(Debug)]
+pub(crate) struct After {
+    pub(crate) shard: Option<ShardRef>,
+    pub(crate) limit: Duration,
+}
+
+impl Start for At {
+    #[inline]
+    fn start(&mut self) -> Sleep {
+        Sleep::until(self.shard.take(), self.at)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Some(self.at)
+    }
+}
+
+impl Start for After {
+    /// # Panics
+    ///
+    /// On the default wheel: outside a tokio runtime, in one built without
+    /// its timer, or while its default wheel is at capacity; `self` is then
+    /// left as it was.
+    #[inline]
+    fn start(&mut self) -> Sleep {
+        match self.shard.take() {
+            Some(shard) => Sleep::started(shard, self.limit),
+            None => start_on_default(self.limit),
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
+}
+
+impl<S: Start> LazySleep<S> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        match self {
+            LazySleep::Unstarted(s) => s.deadline(),
+            LazySleep::Started(sleep) => Some(sleep.deadline()),
+        }
+    }
+
+    /// Starts the sleep if it has not started, and polls it for a timeout
+    /// whose inner future has just returned `Pending`
+    /// ([`Sleep::poll_timeout`]).
+    #[inline]
+    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
+        if let LazySleep::Unstarted(s) = self {
+            let sleep = s.start();
+            // What is replaced holds nothing now: no drop to run for it.
+            std::mem::forget(std::mem::replace(self, LazySleep::Started(sleep)));
+        }
+        match self {
+            LazySleep::Started(sleep) => sleep.poll_timeout(had_budget, cx),
+            LazySleep::Unstarted(_) => unreachable!("a lazy sleep is started above"),
+        }
+    }
+}
+
+/// [`After::start`] on the default wheel, out of line.
+#[cold]
+#[inline(never)]
+fn start_on_default(limit: Duration) -> Sleep {
+    Sleep::started(claim_default("lazy_timeout"), limit)
+}
