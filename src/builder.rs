@@ -13,11 +13,11 @@ use crate::wheel::Wheel;
 /// | setting | default | allowed |
 /// |---|---|---|
 /// | [`tick`](crate::Builder::tick) | 1 ms | 1 ms to 1 hour |
-/// | [`slots`](crate::Builder::slots) | 4096 | 1 to 2^20, rounded up to a power of two |
-/// | [`max_pending`](crate::Builder::max_pending) | unbounded | at least 1 |
+/// | [`buckets`](crate::Builder::buckets) | 4096 | 1 to 2^20, rounded up to a power of two |
+/// | [`max_timers`](crate::Builder::max_timers) | unbounded | at least 1 |
 /// | [`shards`](crate::Builder::shards) | 4 × the available parallelism, a power of two, at most 64 | 1 to 1024 |
 ///
-/// `slots × shards` must be at most 2^20: a wheel holds its buckets from
+/// `buckets × shards` must be at most 2^20: a wheel holds its buckets from
 /// the moment it is built, and `build` returns within milliseconds.
 ///
 /// A setting outside these ranges makes [`build`](Builder::build) return an
@@ -35,10 +35,10 @@ use crate::wheel::Wheel;
 ///
 /// let wheel = hashwheel::Wheel::builder()
 ///     .tick(Duration::from_millis(10))
-///     .slots(1000) // rounded up to 1024
-///     .max_pending(1_000_000)
+///     .buckets(1000) // rounded up to 1024
+///     .max_timers(1_000_000)
 ///     .build()?;
-/// assert_eq!(wheel.slots(), 1024);
+/// assert_eq!(wheel.buckets(), 1024);
 /// # Ok(())
 /// # }
 /// ```
@@ -68,7 +68,7 @@ impl Builder {
     ///
     /// let wheel = hashwheel::Builder::new().build()?;
     /// assert_eq!(wheel.tick(), Duration::from_millis(1));
-    /// assert_eq!(wheel.slots(), 4096);
+    /// assert_eq!(wheel.buckets(), 4096);
     /// # Ok(())
     /// # }
     /// ```
@@ -119,18 +119,18 @@ impl Builder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
-    /// let wheel = hashwheel::Wheel::builder().slots(1000).build()?;
-    /// assert_eq!(wheel.slots(), 1024); // the next power of two
+    /// let wheel = hashwheel::Wheel::builder().buckets(1000).build()?;
+    /// assert_eq!(wheel.buckets(), 1024); // the next power of two
     ///
-    /// let err = hashwheel::Wheel::builder().slots(0).build();
-    /// assert_eq!(err.unwrap_err().to_string(), "slots must be at least 1");
-    /// let err = hashwheel::Wheel::builder().slots(1 << 20).shards(2).build();
-    /// assert!(err.unwrap_err().to_string().starts_with("slots × shards must be at most 2^20"));
+    /// let err = hashwheel::Wheel::builder().buckets(0).build();
+    /// assert_eq!(err.unwrap_err().to_string(), "buckets must be at least 1");
+    /// let err = hashwheel::Wheel::builder().buckets(1 << 20).shards(2).build();
+    /// assert!(err.unwrap_err().to_string().starts_with("buckets × shards must be at most 2^20"));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn slots(mut self, slots: usize) -> Builder {
-        self.config.slots = slots;
+    pub fn buckets(mut self, buckets: usize) -> Builder {
+        self.config.buckets = buckets;
         self
     }
 
@@ -140,7 +140,7 @@ impl Builder {
     /// the adapters shed load: `hashwheel::tower::Timeout` answers the
     /// request with that error, `hashwheel::hyper::Timer` gives hyper a
     /// sleep already complete. Every refusal counts in
-    /// [`rejected_count`](crate::Metrics::rejected_count).
+    /// [`refused_count`](crate::Metrics::refused_count).
     ///
     /// # Examples
     ///
@@ -149,16 +149,16 @@ impl Builder {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(2).build()?;
+    /// let wheel = hashwheel::Wheel::builder().max_timers(2).build()?;
     /// let _a = wheel.try_sleep(Duration::from_secs(1))?;
     /// let _b = wheel.try_delay(Duration::from_secs(1))?;
     /// assert!(wheel.try_sleep(Duration::from_secs(1)).unwrap_err().is_at_capacity());
-    /// assert_eq!(wheel.metrics().rejected_count(), 1);
+    /// assert_eq!(wheel.metrics().refused_count(), 1);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn max_pending(mut self, max: usize) -> Builder {
-        self.config.max_pending = Some(max);
+    pub fn max_timers(mut self, max: usize) -> Builder {
+        self.config.max_timers = Some(max);
         self
     }
 
@@ -218,7 +218,7 @@ impl Builder {
 
     /// How often the wheel hands its counts to the `metrics` recorder
     /// (1 s by default): the pending gauge and the counters of registered,
-    /// fired, cancelled and rejected timers. A scrape sees a change within
+    /// fired, cancelled and refused timers. A scrape sees a change within
     /// one interval while the wheel's runtime runs, and the final values
     /// once the wheel has shut down. The driver's lag histogram gets its
     /// samples as the driver measures them.
@@ -315,8 +315,8 @@ impl Builder {
     /// assert_eq!(wheel.metrics().fired_count(), 1);
     ///
     /// // Out of range: the error names the limit.
-    /// let err = hashwheel::Wheel::builder().max_pending(0).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "max_pending must be at least 1");
+    /// let err = hashwheel::Wheel::builder().max_timers(0).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "max_timers must be at least 1");
     /// # }
     /// ```
     pub fn build(self) -> Result<Wheel, BuildError> {
@@ -349,7 +349,7 @@ impl Builder {
     ///
     /// hashwheel::Wheel::builder()
     ///     .tick(Duration::from_millis(10))
-    ///     .max_pending(1_000_000)
+    ///     .max_timers(1_000_000)
     ///     .build_default()?;
     ///
     /// assert_eq!(hashwheel::Wheel::current().tick(), Duration::from_millis(10));

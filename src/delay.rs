@@ -307,7 +307,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -316,7 +316,7 @@ impl Wheel {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
     /// let first = wheel.try_delay(Duration::from_millis(10)).unwrap();
     /// assert!(wheel.try_delay(Duration::from_millis(10)).unwrap_err().is_at_capacity());
     /// assert!(first.await.is_ok());
@@ -358,7 +358,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -433,7 +433,7 @@ pub fn delay(duration: Duration) -> Delay {
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

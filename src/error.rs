@@ -87,7 +87,7 @@ impl From<Elapsed> for io::Error {
 ///   Told by catching tokio's panic: see [below](#a-runtime-without-its-timer)
 ///   for what that means under `panic = "abort"`.
 /// - [`is_at_capacity`](Error::is_at_capacity): the wheel already holds
-///   `max_pending` timers. Transient: it clears as timers complete or are
+///   `max_timers` timers. Transient: it clears as timers complete or are
 ///   dropped.
 /// - [`is_shutdown`](Error::is_shutdown): the wheel was shut down, or the
 ///   runtime that drove it is gone. Permanent for that wheel; a runtime's
@@ -209,7 +209,7 @@ impl Error {
     }
 
     /// The wheel already holds as many timers as its
-    /// [`max_pending`](crate::Builder::max_pending) bound allows.
+    /// [`max_timers`](crate::Builder::max_timers) bound allows.
     ///
     /// # Examples
     ///
@@ -218,7 +218,7 @@ impl Error {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build()?;
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build()?;
     /// let first = wheel.try_sleep(Duration::from_secs(1))?;
     /// let err = wheel.try_sleep(Duration::from_secs(1)).unwrap_err();
     /// assert!(err.is_at_capacity());
@@ -383,12 +383,12 @@ impl fmt::Display for BuildError {
             BuildKind::NoTimer => NO_TIMER,
             BuildKind::TickTooShort => "tick must be at least 1 millisecond",
             BuildKind::TickTooLong => "tick must be at most 1 hour",
-            BuildKind::ZeroSlots => "slots must be at least 1",
-            BuildKind::TooManySlots => "slots must be at most 2^20 (1048576)",
-            BuildKind::ZeroMaxPending => "max_pending must be at least 1",
+            BuildKind::ZeroBuckets => "buckets must be at least 1",
+            BuildKind::TooManyBucketsPerShard => "buckets must be at most 2^20 (1048576)",
+            BuildKind::ZeroMaxTimers => "max_timers must be at least 1",
             BuildKind::BadShards => "shards must be between 1 and 1024",
             BuildKind::TooManyBuckets => {
-                "slots × shards must be at most 2^20 (1048576 buckets, 24 MiB, all allocated by build)"
+                "buckets × shards must be at most 2^20 (1048576 buckets, 24 MiB, all allocated by build)"
             }
             BuildKind::ZeroMetricsInterval => "metrics_interval must be more than zero",
             BuildKind::DefaultExists => {

@@ -63,11 +63,11 @@ use crate::wheel_or_default::WheelOrDefault;
 /// as if its deadline had passed (see [`Sleep`](crate::Sleep)): hyper then
 /// times the connection out instead of waiting forever.
 ///
-/// A wheel at its [`max_pending`](crate::Builder::max_pending) bound sheds
+/// A wheel at its [`max_timers`](crate::Builder::max_timers) bound sheds
 /// load, and never panics: hyper's `Timer` has no way to return an error,
 /// so the sleep it gets is already complete (hyper then times out the
 /// connection it was for), and the refusal is counted in the wheel's
-/// [`rejected_count`](crate::Metrics::rejected_count). Such a sleep is not
+/// [`refused_count`](crate::Metrics::refused_count). Such a sleep is not
 /// a [`Sleep`]; `reset` replaces it with a new one, which the wheel may
 /// accept by then.
 ///
@@ -120,13 +120,13 @@ use crate::wheel_or_default::WheelOrDefault;
 /// use hyper::rt::Timer as _;
 /// use std::time::Duration;
 ///
-/// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+/// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
 /// let timer = hashwheel::hyper::Timer::from(wheel.clone());
 /// let _held = timer.sleep(Duration::from_secs(5)); // the wheel is full
 /// let start = tokio::time::Instant::now();
 /// timer.sleep(Duration::from_secs(5)).await; // at once
 /// assert_eq!(start.elapsed(), Duration::ZERO);
-/// assert_eq!(wheel.metrics().rejected_count(), 1);
+/// assert_eq!(wheel.metrics().refused_count(), 1);
 /// # }
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -217,7 +217,7 @@ impl Timer {
 }
 
 /// The sleep hyper gets: `made`, or, when the wheel refused it at its
-/// `max_pending` bound, one already complete; any other error panics as the
+/// `max_timers` bound, one already complete; any other error panics as the
 /// free function `what` does.
 #[track_caller]
 fn boxed(made: Result<WheelSleep, Error>, what: &str) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
@@ -228,7 +228,7 @@ fn boxed(made: Result<WheelSleep, Error>, what: &str) -> Pin<Box<dyn ::hyper::rt
     }
 }
 
-/// A sleep the wheel refused at its `max_pending` bound: complete at once,
+/// A sleep the wheel refused at its `max_timers` bound: complete at once,
 /// so that hyper times out the connection it was for.
 struct Shed;
 

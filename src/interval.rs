@@ -362,7 +362,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -371,7 +371,7 @@ impl Wheel {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
     /// let mut ticks = wheel.try_interval(Duration::from_millis(10)).unwrap();
     /// assert!(wheel.try_interval(Duration::from_millis(10)).unwrap_err().is_at_capacity());
     /// ticks.tick().await;
@@ -420,7 +420,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -502,7 +502,7 @@ pub fn interval(period: Duration) -> Interval {
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

@@ -241,7 +241,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -332,7 +332,7 @@ pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

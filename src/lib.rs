@@ -63,7 +63,7 @@
 //!   suite written against `tokio::time` switches with its `use` line.
 //! - `metrics`: every wheel publishes its pending timers (gauge
 //!   `hashwheel_timers_pending`), the timers registered, fired, cancelled
-//!   and refused at `max_pending` (counters `hashwheel_timers_*_total`) and
+//!   and refused at `max_timers` (counters `hashwheel_timers_*_total`) and
 //!   its driver's lag (histogram `hashwheel_driver_lag_seconds`) through the
 //!   [`metrics`](https://docs.rs/metrics) facade, labelled `wheel` with
 //!   [`Builder::name`], to whatever recorder the program installs

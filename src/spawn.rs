@@ -67,7 +67,7 @@ impl Wheel {
     /// # Errors
     ///
     /// [`Error::is_no_runtime`] outside a tokio runtime (there is nowhere
-    /// to spawn), and [`Error::is_at_capacity`] when `max_pending` timers
+    /// to spawn), and [`Error::is_at_capacity`] when `max_timers` timers
     /// are alive.
     ///
     /// # Examples
@@ -228,7 +228,7 @@ where
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

@@ -207,7 +207,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -269,7 +269,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -348,7 +348,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

@@ -66,7 +66,7 @@ use crate::wheel_or_default::WheelOrDefault;
 
 /// The error of a [`Timeout`] service: the inner service's error, boxed,
 /// an [`Elapsed`](crate::error::Elapsed), or an [`Error`] for a request
-/// shed at the wheel's `max_pending` bound. The same type as
+/// shed at the wheel's `max_timers` bound. The same type as
 /// `tower::BoxError`.
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -114,7 +114,7 @@ pub struct TimeoutLayer {
 /// [`ResponseFuture`] yields the inner response, the inner error boxed, or
 /// a boxed [`Elapsed`](crate::error::Elapsed) at the deadline.
 ///
-/// It never panics at the wheel's [`max_pending`](crate::Builder::max_pending)
+/// It never panics at the wheel's [`max_timers`](crate::Builder::max_timers)
 /// bound: it sheds the request instead, without calling the inner service,
 /// and the response is a boxed [`Error`] for which
 /// [`is_at_capacity`](Error::is_at_capacity) holds (an HTTP server answers
@@ -130,7 +130,7 @@ pub struct TimeoutLayer {
 /// use hashwheel::{error::Error, tower::Timeout};
 /// use tower::{service_fn, ServiceExt};
 ///
-/// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+/// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
 /// let echo = service_fn(|req: u32| async move { Ok::<_, Infallible>(req) });
 /// let service = Timeout::with_wheel(echo, wheel.clone(), Duration::from_secs(5));
 /// assert_eq!(service.clone().oneshot(7).await.unwrap(), 7);
@@ -138,7 +138,7 @@ pub struct TimeoutLayer {
 /// let _held = wheel.sleep(Duration::from_secs(1)); // the wheel is full
 /// let err = service.oneshot(7).await.unwrap_err();
 /// assert!(err.downcast_ref::<Error>().unwrap().is_at_capacity());
-/// assert_eq!(wheel.metrics().rejected_count(), 1);
+/// assert_eq!(wheel.metrics().refused_count(), 1);
 /// # }
 /// ```
 #[derive(Clone)]
@@ -429,10 +429,10 @@ where
 
     /// Starts the request's clock and calls the inner service.
     ///
-    /// A wheel at its [`max_pending`](crate::Builder::max_pending) bound
+    /// A wheel at its [`max_timers`](crate::Builder::max_timers) bound
     /// sheds the request, as tower's load shedding does: the inner service
     /// is not called, the refusal is counted in the wheel's
-    /// [`rejected_count`](crate::Metrics::rejected_count), and the response
+    /// [`refused_count`](crate::Metrics::refused_count), and the response
     /// future resolves at once to a boxed [`Error`] for which
     /// [`is_at_capacity`](Error::is_at_capacity) holds.
     ///

@@ -36,7 +36,7 @@ use crate::metrics::Metrics;
 /// A hashed timing wheel (Varghese & Lauck, *Hashed and Hierarchical Timing
 /// Wheels*, 1996, scheme 6), the scheme of Netty's `HashedWheelTimer` and of
 /// the Linux timer wheel: time is cut into [ticks](crate::Builder::tick), a
-/// ring of [buckets](crate::Builder::slots) holds each timer in the bucket
+/// ring of [buckets](crate::Builder::buckets) holds each timer in the bucket
 /// its tick maps to, and threads keep their timers in
 /// [shards](crate::Builder::shards) of their own. Starting, moving and
 /// cancelling a timer cost O(1); firing costs O(1) per timer fired, plus a
@@ -48,7 +48,7 @@ pub struct Wheel {
 }
 
 impl Wheel {
-    /// A wheel with the default settings (1 ms tick, 4096 slots, unbounded)
+    /// A wheel with the default settings (1 ms tick, 4096 buckets, unbounded)
     /// whose driver runs on the current tokio runtime.
     ///
     /// # Panics
@@ -141,7 +141,7 @@ impl Wheel {
     }
 
     /// A place on this wheel for one more timer, on the shard this thread
-    /// uses; an error when `max_pending` timers are alive.
+    /// uses; an error when `max_timers` timers are alive.
     #[inline]
     pub(crate) fn claim(&self) -> Result<ShardRef, Error> {
         self.handle.claim().ok_or(Error::at_capacity())
@@ -179,21 +179,21 @@ impl Wheel {
     }
 
     /// The number of buckets (a power of two; see
-    /// [`Builder::slots`](crate::Builder::slots)).
+    /// [`Builder::buckets`](crate::Builder::buckets)).
     ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() -> Result<(), hashwheel::error::BuildError> {
-    /// assert_eq!(hashwheel::Wheel::new().slots(), 4096);
-    /// let small = hashwheel::Wheel::builder().slots(100).build()?;
-    /// assert_eq!(small.slots(), 128);
+    /// assert_eq!(hashwheel::Wheel::new().buckets(), 4096);
+    /// let small = hashwheel::Wheel::builder().buckets(100).build()?;
+    /// assert_eq!(small.buckets(), 128);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn slots(&self) -> usize {
-        self.handle.slots()
+    pub fn buckets(&self) -> usize {
+        self.handle.buckets()
     }
 
     /// A snapshot of the wheel's counters: it does not change as the wheel

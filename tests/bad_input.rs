@@ -92,20 +92,20 @@ fn tick_beyond_its_maximum_is_an_error() {
     }
 }
 
-// ===== Builder::slots =====
+// ===== Builder::buckets =====
 
 #[test]
 fn slots_zero_is_an_error() {
     assert_eq!(
-        build_err(Wheel::builder().slots(0)),
-        "slots must be at least 1"
+        build_err(Wheel::builder().buckets(0)),
+        "buckets must be at least 1"
     );
 }
 
 #[tokio::test(start_paused = true)]
 async fn slots_one_works_over_many_turns() {
-    let wheel = builds(Wheel::builder().slots(1));
-    assert_eq!(wheel.slots(), 1);
+    let wheel = builds(Wheel::builder().buckets(1));
+    assert_eq!(wheel.buckets(), 1);
     let start = Instant::now();
     let (a, b) = tokio::join!(
         wheel.sleep(Duration::from_millis(7)),
@@ -117,10 +117,10 @@ async fn slots_one_works_over_many_turns() {
 
 #[tokio::test(start_paused = true)]
 async fn slots_are_rounded_up_to_a_power_of_two() {
-    assert_eq!(builds(Wheel::builder().slots(3)).slots(), 4);
-    assert_eq!(builds(Wheel::builder().slots(1000)).slots(), 1024);
-    let wheel = builds(Wheel::builder().slots((1 << 19) + 1).shards(1));
-    assert_eq!(wheel.slots(), 1 << 20);
+    assert_eq!(builds(Wheel::builder().buckets(3)).buckets(), 4);
+    assert_eq!(builds(Wheel::builder().buckets(1000)).buckets(), 1024);
+    let wheel = builds(Wheel::builder().buckets((1 << 19) + 1).shards(1));
+    assert_eq!(wheel.buckets(), 1 << 20);
 }
 
 /// Slots over 2^20 are refused: 2^30 slots in one shard (accepted once)
@@ -128,8 +128,8 @@ async fn slots_are_rounded_up_to_a_power_of_two() {
 #[test]
 fn slots_beyond_their_maximum_are_an_error() {
     for slots in [(1 << 20) + 1, 1 << 30, usize::MAX] {
-        let e = build_err(Wheel::builder().slots(slots).shards(1));
-        assert_eq!(e, "slots must be at most 2^20 (1048576)", "{slots}");
+        let e = build_err(Wheel::builder().buckets(slots).shards(1));
+        assert_eq!(e, "buckets must be at most 2^20 (1048576)", "{slots}");
     }
 }
 
@@ -139,29 +139,29 @@ fn slots_beyond_their_maximum_are_an_error() {
 #[test]
 fn slots_times_shards_beyond_2_pow_20_is_an_error_not_an_abort() {
     let msg =
-        "slots × shards must be at most 2^20 (1048576 buckets, 24 MiB, all allocated by build)";
+        "buckets × shards must be at most 2^20 (1048576 buckets, 24 MiB, all allocated by build)";
     for (slots, shards) in [
         (1 << 20, 2),
         (1 << 20, 1024),
         (2048, 1024),
         ((1 << 19) + 1, 2),
     ] {
-        let e = build_err(Wheel::builder().slots(slots).shards(shards));
+        let e = build_err(Wheel::builder().buckets(slots).shards(shards));
         assert_eq!(e, msg, "{slots} × {shards}");
     }
 }
 
-// ===== Builder::max_pending =====
+// ===== Builder::max_timers =====
 
 #[test]
 fn max_pending_zero_is_an_error() {
-    let e = build_err(Wheel::builder().max_pending(0));
-    assert_eq!(e, "max_pending must be at least 1");
+    let e = build_err(Wheel::builder().max_timers(0));
+    assert_eq!(e, "max_timers must be at least 1");
 }
 
 #[tokio::test(start_paused = true)]
 async fn max_pending_one_allows_exactly_one_timer() {
-    let wheel = builds(Wheel::builder().max_pending(1));
+    let wheel = builds(Wheel::builder().max_timers(1));
     let s = wheel.try_sleep(Duration::from_secs(1)).unwrap();
     assert!(wheel
         .try_sleep(Duration::from_secs(1))
@@ -173,7 +173,7 @@ async fn max_pending_one_allows_exactly_one_timer() {
 
 #[tokio::test(start_paused = true)]
 async fn max_pending_at_its_maximum_is_unbounded() {
-    let wheel = builds(Wheel::builder().max_pending(usize::MAX));
+    let wheel = builds(Wheel::builder().max_timers(usize::MAX));
     let timers: Vec<_> = (0..1000)
         .map(|_| wheel.try_delay(Duration::from_secs(1)).unwrap())
         .collect();
@@ -183,7 +183,7 @@ async fn max_pending_at_its_maximum_is_unbounded() {
 
 #[tokio::test(start_paused = true)]
 async fn try_constructors_at_capacity_return_an_error() {
-    let wheel = builds(Wheel::builder().max_pending(2));
+    let wheel = builds(Wheel::builder().max_timers(2));
     let a = wheel.sleep(Duration::from_secs(1));
     let b = wheel.delay(Duration::from_secs(1));
     let at = Instant::now() + Duration::from_secs(1);
@@ -203,7 +203,7 @@ async fn try_constructors_at_capacity_return_an_error() {
         assert!(e.is_at_capacity() && !e.is_shutdown() && !e.is_cancelled());
         assert_eq!(
             e.to_string(),
-            "the timer wheel is at capacity (max_pending timers are pending)"
+            "the timer wheel is at capacity (max_timers timers are alive)"
         );
     }
     // Transient: it clears as timers go away.
@@ -214,7 +214,7 @@ async fn try_constructors_at_capacity_return_an_error() {
 #[tokio::test(start_paused = true)]
 #[should_panic(expected = "hashwheel::Wheel::sleep: the timer wheel is at capacity")]
 async fn plain_constructor_at_capacity_panics() {
-    let wheel = builds(Wheel::builder().max_pending(1));
+    let wheel = builds(Wheel::builder().max_timers(1));
     let _a = wheel.sleep(Duration::from_secs(1));
     let _b = wheel.sleep(Duration::from_secs(1));
 }
@@ -222,7 +222,7 @@ async fn plain_constructor_at_capacity_panics() {
 #[tokio::test(start_paused = true)]
 #[should_panic(expected = "hashwheel::Wheel::delay: the timer wheel is at capacity")]
 async fn plain_delay_at_capacity_panics() {
-    let wheel = builds(Wheel::builder().max_pending(1));
+    let wheel = builds(Wheel::builder().max_timers(1));
     let _a = wheel.delay(Duration::from_secs(1));
     let _b = wheel.delay(Duration::from_secs(1));
 }
@@ -241,7 +241,7 @@ fn shards_zero_is_an_error() {
 async fn shards_one_and_the_maximum_work() {
     // The most buckets, 2^20, in one shard and in the most shards.
     for (slots, n) in [(4096, 1), (1 << 20, 1), (1024, 1024)] {
-        let wheel = builds(Wheel::builder().slots(slots).shards(n));
+        let wheel = builds(Wheel::builder().buckets(slots).shards(n));
         assert_eq!(wheel.metrics().num_shards(), n);
         wheel.sleep(Duration::from_millis(2)).await;
         assert_eq!(wheel.metrics().fired_count(), 1);

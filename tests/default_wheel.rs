@@ -465,7 +465,7 @@ async fn spawn_blocking_multi_thread() {
 async fn build_default_configures_the_runtime_once() {
     let wheel = Wheel::builder()
         .tick(Duration::from_millis(10))
-        .max_pending(2)
+        .max_timers(2)
         .build_default()
         .unwrap();
     assert_eq!(Wheel::current().tick(), Duration::from_millis(10));
@@ -485,7 +485,7 @@ async fn build_default_configures_the_runtime_once() {
     let msg = panic_message(|| drop(timeout(MINUTE, async {})));
     assert_eq!(
         msg,
-        "hashwheel::timeout: the timer wheel is at capacity (max_pending timers are pending)"
+        "hashwheel::timeout: the timer wheel is at capacity (max_timers timers are alive)"
     );
 }
 
@@ -502,10 +502,10 @@ async fn build_default_after_first_use_is_refused() {
 
 #[tokio::test(start_paused = true)]
 async fn build_default_reports_a_bad_configuration() {
-    let err = Wheel::builder().slots(0).build_default().unwrap_err();
-    assert_eq!(err.to_string(), "slots must be at least 1");
+    let err = Wheel::builder().buckets(0).build_default().unwrap_err();
+    assert_eq!(err.to_string(), "buckets must be at least 1");
     // Nothing was installed: the first use still builds the default.
-    assert_eq!(assert_fresh_default_wheel().slots(), 4096);
+    assert_eq!(assert_fresh_default_wheel().buckets(), 4096);
 }
 
 /// Shutting the default wheel down completes its timers; the runtime's next

@@ -16,7 +16,7 @@ fn poll_next<T>(q: &mut task::Spawn<DelayQueue<T>>) -> Poll<Option<Expired<T>>> 
 
 #[tokio::test(start_paused = true)]
 async fn values_expire_in_order_at_their_tick_never_early() {
-    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let wheel = Wheel::builder().buckets(8).build().unwrap();
     let mut q = task::spawn(wheel.delay_queue());
     let start = Instant::now();
     for d in [30u64, 5, 17, 5, 100] {
@@ -162,7 +162,7 @@ async fn a_value_thirty_years_ahead_keeps_the_queue_pending() {
 
 #[tokio::test(start_paused = true)]
 async fn peek_names_the_next_value() {
-    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let wheel = Wheel::builder().buckets(8).build().unwrap();
     let mut q = wheel.delay_queue();
     assert_eq!(q.peek(), None);
     let far = q.insert(1, ms(20));

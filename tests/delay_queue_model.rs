@@ -53,7 +53,7 @@ fn run(slots: usize, ops: Vec<Op>) {
         .build()
         .unwrap();
     rt.block_on(async move {
-        let wheel = Wheel::builder().slots(slots).build().unwrap();
+        let wheel = Wheel::builder().buckets(slots).build().unwrap();
         let mut q = task::spawn(wheel.delay_queue::<u32>());
         let start = Instant::now();
         let now_ms = || (Instant::now() - start).as_millis() as u64;
@@ -153,7 +153,7 @@ proptest! {
 /// last deadline, never at one it had before.
 #[tokio::test(start_paused = true)]
 async fn a_value_moved_later_many_times_comes_out_at_its_last_deadline() {
-    let wheel = Wheel::builder().slots(4).build().unwrap();
+    let wheel = Wheel::builder().buckets(4).build().unwrap();
     let mut q = task::spawn(wheel.delay_queue());
     let start = Instant::now();
     let key = q.insert("v", common::ms(3));

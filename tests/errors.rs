@@ -410,8 +410,8 @@ fn while_a_runtime_shuts_down_timers_made_then_finish_with_it() {
 
 #[tokio::test(start_paused = true)]
 async fn at_capacity_every_try_form_is_an_at_capacity_error_until_there_is_room() {
-    let wheel = Wheel::builder().max_pending(1).build_default().unwrap();
-    let held = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build_default().unwrap();
+    let held = Wheel::builder().max_timers(1).build().unwrap();
     let a = hashwheel::sleep(MINUTE);
     let b = held.sleep(MINUTE);
     let forms = every_default_try_form()
@@ -421,10 +421,10 @@ async fn at_capacity_every_try_form_is_an_at_capacity_error_until_there_is_room(
     assert_all_fail(
         forms,
         AT_CAPACITY,
-        "the timer wheel is at capacity (max_pending timers are pending)",
+        "the timer wheel is at capacity (max_timers timers are alive)",
     );
     // Each refusal is counted once.
-    assert_eq!(wheel.metrics().rejected_count(), 13);
+    assert_eq!(wheel.metrics().refused_count(), 13);
     // Transient: room again once a timer goes.
     drop((a, b));
     hashwheel::try_sleep(D).unwrap().await;
@@ -433,7 +433,7 @@ async fn at_capacity_every_try_form_is_an_at_capacity_error_until_there_is_room(
 
 #[tokio::test(start_paused = true)]
 async fn at_capacity_every_plain_form_panics_naming_itself() {
-    Wheel::builder().max_pending(1).build_default().unwrap();
+    Wheel::builder().max_timers(1).build_default().unwrap();
     let _a = hashwheel::sleep(MINUTE);
     for (name, f) in every_default_plain_form() {
         if name == "Wheel::current" {
@@ -442,17 +442,17 @@ async fn at_capacity_every_plain_form_panics_naming_itself() {
         assert_eq!(
             panic_message(f),
             format!(
-                "hashwheel::{name}: the timer wheel is at capacity (max_pending timers are pending)"
+                "hashwheel::{name}: the timer wheel is at capacity (max_timers timers are alive)"
             )
         );
     }
-    let held = Wheel::builder().max_pending(1).build().unwrap();
+    let held = Wheel::builder().max_timers(1).build().unwrap();
     let _b = held.sleep(MINUTE);
     let msg = panic_message(|| drop(held.delay_queue_with_capacity::<u8>(8)));
     assert_eq!(
         msg,
         "hashwheel::Wheel::delay_queue_with_capacity: the timer wheel is at capacity \
-         (max_pending timers are pending)"
+         (max_timers timers are alive)"
     );
     let msg = panic_message(|| drop(held.interval(D)));
     assert!(msg.starts_with("hashwheel::Wheel::interval: "), "{msg}");
@@ -461,7 +461,7 @@ async fn at_capacity_every_plain_form_panics_naming_itself() {
 /// A full wheel fails a timed read with an error it can retry.
 #[tokio::test(start_paused = true)]
 async fn at_capacity_a_timed_read_fails_with_a_transient_error() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let hog = wheel.sleep(MINUTE);
     let (_peer, socket) = tokio::io::duplex(64);
     let mut reader = TimeoutReader::with_wheel(&wheel, socket);

@@ -242,7 +242,7 @@ fn a_wheel_moved_into_another_runtime_after_its_own_is_gone_fails_clearly() {
 #[tokio::test(start_paused = true)]
 async fn a_stalled_driver_fires_everything_due_once_late_never_early() {
     const N: u32 = 2000;
-    let wheel = Wheel::builder().slots(64).shards(1).build().unwrap();
+    let wheel = Wheel::builder().buckets(64).shards(1).build().unwrap();
     let start = Instant::now();
     // Deadlines every 3 ms up to 6 s: the 5 s stall covers 78 turns of a
     // 64-slot wheel.

@@ -257,7 +257,7 @@ fn a_timer_panics_only_as_documented() {
     );
 }
 
-/// At `max_pending`, hyper's `Timer` (which has no error channel) gets a
+/// At `max_timers`, hyper's `Timer` (which has no error channel) gets a
 /// sleep that is already complete, outside a runtime too, and the refusal
 /// is counted; `reset` replaces it with a real sleep once there is room.
 #[test]
@@ -267,7 +267,7 @@ fn a_full_wheel_gives_hyper_a_complete_sleep_and_counts_it() {
         .start_paused(true)
         .build()
         .unwrap();
-    let wheel = rt.block_on(async { Wheel::builder().max_pending(1).build().unwrap() });
+    let wheel = rt.block_on(async { Wheel::builder().max_timers(1).build().unwrap() });
     let timer = Timer::from(wheel.clone());
     let held = timer.sleep(secs(1));
     // A held wheel needs no runtime, full or not.
@@ -275,7 +275,7 @@ fn a_full_wheel_gives_hyper_a_complete_sleep_and_counts_it() {
     assert_ready!(shed.poll());
     let mut shed = timer.sleep_until(std::time::Instant::now() + secs(1));
     assert!(!shed.is::<hashwheel::hyper::Sleep>());
-    assert_eq!(wheel.metrics().rejected_count(), 2);
+    assert_eq!(wheel.metrics().refused_count(), 2);
 
     drop(held);
     rt.block_on(async {
@@ -285,7 +285,7 @@ fn a_full_wheel_gives_hyper_a_complete_sleep_and_counts_it() {
         shed.as_mut().await;
         assert_eq!(start.elapsed(), secs(1));
     });
-    assert_eq!(wheel.metrics().rejected_count(), 2);
+    assert_eq!(wheel.metrics().refused_count(), 2);
 }
 
 #[test]
@@ -427,7 +427,7 @@ over_both!(
 
 /// What hyper does with it: the connection is timed out at once.
 async fn a_full_wheel_times_the_connection_out(t: Transport) {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let _held = wheel.sleep(secs(60));
     let (mut client, server) = connect(t).await;
     let start = Instant::now();
@@ -435,7 +435,7 @@ async fn a_full_wheel_times_the_connection_out(t: Transport) {
     assert_eq!(read_to_close(&mut client).await, b"", "closed, no response");
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_header_timeout(served.await);
-    assert_eq!(wheel.metrics().rejected_count(), 1);
+    assert_eq!(wheel.metrics().refused_count(), 1);
 }
 
 over_both!(

@@ -255,11 +255,11 @@ async fn the_default_wheel_shut_down_hands_over_to_the_next() {
 
 // ===== a full wheel, no runtime =====
 
-/// A wheel at its `max_pending` bound cannot give a read its timer: the
+/// A wheel at its `max_timers` bound cannot give a read its timer: the
 /// read fails with an error that says so, and works once there is room.
 #[tokio::test(start_paused = true)]
 async fn a_full_wheel_fails_the_read_until_there_is_room() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let held = wheel.sleep(Duration::from_secs(60));
     let mut s = TimeoutReader::with_wheel(&wheel, Never);
     s.set_timeout(Some(ms(100)));

@@ -95,7 +95,7 @@ async fn accessors_reach_the_inner_future() {
 
 #[tokio::test(start_paused = true)]
 async fn capacity_is_held_from_creation_and_given_back() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let t = wheel.lazy_timeout(ms(5), pending::<()>());
     let err = wheel.try_lazy_timeout(ms(5), pending::<()>()).unwrap_err();
     assert!(err.is_at_capacity());
@@ -113,7 +113,7 @@ async fn capacity_is_held_from_creation_and_given_back() {
 #[tokio::test(start_paused = true)]
 #[should_panic(expected = "hashwheel::Wheel::lazy_timeout")]
 async fn lazy_timeout_at_capacity_panics() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let _held = wheel.sleep(ms(5));
     drop(wheel.lazy_timeout(ms(5), ready(())));
 }
@@ -276,7 +276,7 @@ async fn made_on_one_thread_and_started_on_another() {
     for bound in [None, Some(1_000)] {
         let wheel = match bound {
             None => Wheel::new(),
-            Some(n) => Wheel::builder().max_pending(n).build().unwrap(),
+            Some(n) => Wheel::builder().max_timers(n).build().unwrap(),
         };
         let t = wheel.lazy_timeout(ms(5), pending::<()>());
         let (elapsed, waited) = tokio::spawn(async move {

@@ -113,7 +113,7 @@ fn recorded() -> &'static Recorded {
 // ===== reading it =====
 
 /// The five numbers published for the wheels named `wheel`: pending,
-/// registered, fired, cancelled, rejected. `None` before the first
+/// registered, fired, cancelled, refused. `None` before the first
 /// publication.
 fn published(wheel: &str) -> Option<[u64; 5]> {
     let r = recorded();
@@ -136,7 +136,7 @@ fn published(wheel: &str) -> Option<[u64; 5]> {
         counter("hashwheel_timers_registered_total")?,
         counter("hashwheel_timers_fired_total")?,
         counter("hashwheel_timers_cancelled_total")?,
-        counter("hashwheel_timers_rejected_total")?,
+        counter("hashwheel_timers_refused_total")?,
     ])
 }
 
@@ -185,7 +185,7 @@ async fn every_count_is_published_each_interval_and_at_shutdown() {
     recorded();
     let wheel = Wheel::builder()
         .name("every-count")
-        .max_pending(3)
+        .max_timers(3)
         .build()
         .unwrap();
     settle().await;
@@ -202,7 +202,7 @@ async fn every_count_is_published_each_interval_and_at_shutdown() {
     // Fired.
     let mut fired = task::spawn(wheel.delay(ms(100)));
     assert_pending!(fired.poll());
-    // Rejected: three timers are alive.
+    // Refused: three timers are alive.
     let _third = wheel.sleep(ms(1));
     assert!(wheel.try_sleep(ms(1)).unwrap_err().is_at_capacity());
     elapse(ms(100)).await;
@@ -216,7 +216,7 @@ async fn every_count_is_published_each_interval_and_at_shutdown() {
         "before the interval"
     );
     elapse(ms(1)).await;
-    // pending, registered, fired, cancelled, rejected
+    // pending, registered, fired, cancelled, refused
     assert_eq!(published("every-count"), Some([1, 3, 1, 1, 1]));
     let m = wheel.metrics();
     assert_eq!(
@@ -371,7 +371,7 @@ async fn every_name_is_described_with_its_unit() {
         ("hashwheel_timers_registered_total", Unit::Count),
         ("hashwheel_timers_fired_total", Unit::Count),
         ("hashwheel_timers_cancelled_total", Unit::Count),
-        ("hashwheel_timers_rejected_total", Unit::Count),
+        ("hashwheel_timers_refused_total", Unit::Count),
         ("hashwheel_driver_lag_seconds", Unit::Seconds),
     ] {
         let (u, text) = described.get(name).unwrap_or_else(|| panic!("{name}"));

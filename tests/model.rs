@@ -942,7 +942,7 @@ async fn run(p: Program) {
     let build = || {
         Wheel::builder()
             .tick(Duration::from_millis(p.tick_ms))
-            .slots(p.slots)
+            .buckets(p.slots)
             .shards(p.shards)
             .build()
             .expect("valid configuration")

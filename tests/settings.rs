@@ -27,7 +27,7 @@ const MAX_SHARDS: usize = 1024;
 struct Settings {
     tick: Option<Duration>,
     slots: Option<usize>,
-    max_pending: Option<usize>,
+    max_timers: Option<usize>,
     shards: Option<usize>,
     name: Option<&'static str>,
     metrics_interval: Option<Duration>,
@@ -55,8 +55,8 @@ fn out_of_range(s: &Settings) -> Option<&'static str> {
             return Some("slots");
         }
     }
-    if s.max_pending == Some(0) {
-        return Some("max_pending");
+    if s.max_timers == Some(0) {
+        return Some("max_timers");
     }
     if cfg!(feature = "metrics") && s.metrics_interval == Some(Duration::ZERO) {
         return Some("metrics_interval");
@@ -68,7 +68,7 @@ fn out_of_range(s: &Settings) -> Option<&'static str> {
     }
     let shards = s.shards.unwrap_or_else(default_shards);
     if s.slots.unwrap_or(4096).next_power_of_two() * shards > MAX_BUCKETS {
-        return Some("slots × shards");
+        return Some("buckets × shards");
     }
     None
 }
@@ -79,10 +79,10 @@ fn builder(s: &Settings) -> hashwheel::Builder {
         b = b.tick(t);
     }
     if let Some(n) = s.slots {
-        b = b.slots(n);
+        b = b.buckets(n);
     }
-    if let Some(n) = s.max_pending {
-        b = b.max_pending(n);
+    if let Some(n) = s.max_timers {
+        b = b.max_timers(n);
     }
     if let Some(n) = s.shards {
         b = b.shards(n);
@@ -151,7 +151,7 @@ fn settings() -> impl Strategy<Value = Settings> {
         ],
         1 << 16,
     );
-    let max_pending = sizes(vec![0, 1, 2, usize::MAX], 1 << 20);
+    let max_timers = sizes(vec![0, 1, 2, usize::MAX], 1 << 20);
     let shards = sizes(
         vec![0, 1, 2, 3, 64, MAX_SHARDS, MAX_SHARDS + 1, usize::MAX],
         64,
@@ -172,7 +172,7 @@ fn settings() -> impl Strategy<Value = Settings> {
     (
         prop::option::of(tick),
         prop::option::of(slots),
-        prop::option::of(max_pending),
+        prop::option::of(max_timers),
         prop::option::of(shards),
         prop::option::of(names),
         prop::option::of(durations()),
@@ -180,11 +180,11 @@ fn settings() -> impl Strategy<Value = Settings> {
         any::<bool>(),
     )
         .prop_map(
-            |(tick, slots, max_pending, shards, name, metrics_interval, stall_threshold, d)| {
+            |(tick, slots, max_timers, shards, name, metrics_interval, stall_threshold, d)| {
                 Settings {
                     tick,
                     slots,
-                    max_pending,
+                    max_timers,
                     shards,
                     name,
                     metrics_interval,

@@ -269,7 +269,7 @@ async fn select_in_a_loop_needs_no_pin() {
 #[tokio::test(start_paused = true)]
 async fn timers_several_turns_away_fire_on_their_own_tick() {
     // 8 slots of 1 ms: deadlines up to 100 ms wrap the wheel a dozen times.
-    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let wheel = Wheel::builder().buckets(8).build().unwrap();
     let start = Instant::now();
     let mut tasks = Vec::new();
     for i in 1..=100u64 {
@@ -288,7 +288,7 @@ async fn timers_several_turns_away_fire_on_their_own_tick() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stalled_driver_catches_up_once_never_early() {
-    let wheel = Wheel::builder().slots(8).build().unwrap();
+    let wheel = Wheel::builder().buckets(8).build().unwrap();
     let mut sleeps: Vec<_> = (1..=100u64)
         .map(|i| task::spawn(wheel.sleep(ms(i))))
         .collect();

@@ -120,7 +120,7 @@ async fn shutdown_drops_scheduled_tasks() {
 
 #[tokio::test(start_paused = true)]
 async fn capacity_is_released_when_the_task_runs_or_is_cancelled() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let h = wheel.try_spawn_after(ms(5), async {}).unwrap();
     assert!(wheel
         .try_spawn_after(ms(5), async {})

@@ -248,13 +248,13 @@ async fn max_timeout_outlasts_a_year_long_request() {
 
 // ===== load shedding =====
 
-/// At `max_pending`, `call` sheds the request as tower's `LoadShed` does:
+/// At `max_timers`, `call` sheds the request as tower's `LoadShed` does:
 /// an error, no panic, and the inner service is not called; the refusal
 /// is counted, and once the wheel has room the service times requests
 /// again.
 #[tokio::test(start_paused = true)]
 async fn a_full_wheel_sheds_the_request_with_the_capacity_error() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let calls = Arc::new(Mutex::new(0));
     let counted = calls.clone();
     let inner = service_fn(move |req: u32| {
@@ -269,12 +269,12 @@ async fn a_full_wheel_sheds_the_request_with_the_capacity_error() {
     assert!(err.is_at_capacity(), "{err}");
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(*calls.lock().unwrap(), 0, "the request was shed");
-    assert_eq!(wheel.metrics().rejected_count(), 1);
+    assert_eq!(wheel.metrics().refused_count(), 1);
 
     drop(held);
     assert_eq!(svc.ready().await.unwrap().call(2).await.unwrap(), 2);
     assert_eq!(*calls.lock().unwrap(), 1);
-    assert_eq!(wheel.metrics().rejected_count(), 1);
+    assert_eq!(wheel.metrics().refused_count(), 1);
 }
 
 // ===== types =====

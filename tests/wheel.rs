@@ -26,14 +26,14 @@ async fn builder_rejects_bad_settings_with_a_message() {
         build_err(b().tick(Duration::MAX)),
         "tick must be at most 1 hour"
     );
-    assert_eq!(build_err(b().slots(0)), "slots must be at least 1");
+    assert_eq!(build_err(b().buckets(0)), "buckets must be at least 1");
     assert_eq!(
-        build_err(b().slots((1 << 20) + 1)),
-        "slots must be at most 2^20 (1048576)"
+        build_err(b().buckets((1 << 20) + 1)),
+        "buckets must be at most 2^20 (1048576)"
     );
     assert_eq!(
-        build_err(b().max_pending(0)),
-        "max_pending must be at least 1"
+        build_err(b().max_timers(0)),
+        "max_timers must be at least 1"
     );
     assert_eq!(
         build_err(b().shards(0)),
@@ -48,13 +48,16 @@ async fn builder_rejects_bad_settings_with_a_message() {
 #[tokio::test(start_paused = true)]
 async fn slots_round_up_to_a_power_of_two() {
     for (asked, got) in [(1, 1), (3, 4), (1000, 1024), (4096, 4096)] {
-        assert_eq!(Wheel::builder().slots(asked).build().unwrap().slots(), got);
+        assert_eq!(
+            Wheel::builder().buckets(asked).build().unwrap().buckets(),
+            got
+        );
     }
     let w = Wheel::builder()
         .tick(ms(1))
-        .slots(1)
+        .buckets(1)
         .shards(1)
-        .max_pending(1)
+        .max_timers(1)
         .build()
         .unwrap();
     // One slot, one timer at a time: still exact.
@@ -78,7 +81,7 @@ fn new_outside_a_runtime_panics() {
 
 #[tokio::test(start_paused = true)]
 async fn try_forms_fail_at_capacity_and_plain_forms_panic() {
-    let wheel = Wheel::builder().max_pending(2).build().unwrap();
+    let wheel = Wheel::builder().max_timers(2).build().unwrap();
     let a = wheel.sleep(ms(10));
     let b = wheel.try_delay(ms(10)).unwrap();
     assert!(wheel.try_sleep(ms(10)).unwrap_err().is_at_capacity());
@@ -96,7 +99,7 @@ async fn try_forms_fail_at_capacity_and_plain_forms_panic() {
     let msg = panicked.downcast_ref::<String>().unwrap();
     assert_eq!(
         msg,
-        "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_pending timers are pending)"
+        "hashwheel::Wheel::sleep: the timer wheel is at capacity (max_timers timers are alive)"
     );
     drop(a);
     let c = wheel.try_timeout(ms(10), async {}).unwrap();
@@ -109,7 +112,7 @@ async fn try_forms_fail_at_capacity_and_plain_forms_panic() {
 /// whose handle lives on, a fired delay, a sleep that fired, a queue.
 #[tokio::test(start_paused = true)]
 async fn every_timer_gives_its_capacity_back_when_it_goes() {
-    let wheel = Wheel::builder().max_pending(1).build().unwrap();
+    let wheel = Wheel::builder().max_timers(1).build().unwrap();
     let full = |w: &Wheel| w.try_sleep(ms(1)).is_err_and(|e| e.is_at_capacity());
 
     // A pending delay dropped while its handle is kept.

@@ -85,32 +85,32 @@ async fn a_reset_after_firing_registers_again() {
     assert_eq!(counts(&m), (2, 1, 1, 0));
 }
 
-/// Every refusal at `max_pending` counts, through a `try_` constructor, a
+/// Every refusal at `max_timers` counts, through a `try_` constructor, a
 /// plain one that panics, or a free function on a bounded default wheel.
 #[tokio::test(start_paused = true)]
 async fn rejected_counts_each_refusal_at_max_pending() {
-    let wheel = Wheel::builder().max_pending(2).build().unwrap();
+    let wheel = Wheel::builder().max_timers(2).build().unwrap();
     let a = wheel.sleep(ms(5));
     let b = wheel.delay(ms(5));
-    assert_eq!(wheel.metrics().rejected_count(), 0);
+    assert_eq!(wheel.metrics().refused_count(), 0);
     assert!(wheel.try_sleep(ms(5)).unwrap_err().is_at_capacity());
     assert!(matches!(wheel.try_timeout(ms(5), async {}), Err(e) if e.is_at_capacity()));
     let w = wheel.clone();
     let panicked = std::panic::catch_unwind(move || drop(w.delay(ms(5))));
     assert!(panicked.is_err());
     let m = wheel.metrics();
-    assert_eq!(m.rejected_count(), 3);
+    assert_eq!(m.refused_count(), 3);
     // Refused timers were never registered.
     assert_eq!(m.registered_count(), 0);
     drop((a, b));
     assert!(wheel.try_sleep(ms(5)).is_ok());
-    assert_eq!(wheel.metrics().rejected_count(), 3);
+    assert_eq!(wheel.metrics().refused_count(), 3);
 
-    let default = Wheel::builder().max_pending(1).build_default().unwrap();
+    let default = Wheel::builder().max_timers(1).build_default().unwrap();
     let held = hashwheel::sleep(ms(5));
     let refused = std::panic::catch_unwind(|| drop(hashwheel::sleep(ms(5))));
     assert!(refused.is_err());
-    assert_eq!(default.metrics().rejected_count(), 1);
+    assert_eq!(default.metrics().refused_count(), 1);
     drop(held);
 }
 

@@ -38,7 +38,7 @@ fn one_shard_under_contention_from_threads_tasks_and_the_driver() {
     let wheel = rt.block_on(async {
         hashwheel::Wheel::builder()
             .shards(1)
-            .slots(64)
+            .buckets(64)
             .build()
             .unwrap()
     });

@@ -4,7 +4,7 @@
 //! Beside the demo's ordinary clients, misbehaving ones (see
 //! `soak_clients.rs`); every 30 s a runtime worker blocked for 500 ms by a
 //! task that sleeps on its thread; and once, early, a stretch during which
-//! a filler holds the wheel at its `max_pending` bound with `try_sleep`,
+//! a filler holds the wheel at its `max_timers` bound with `try_sleep`,
 //! so that the server's own timers are refused and its load shed.
 //!
 //! Checks: no panic; no timeout observed before its deadline; every
@@ -72,7 +72,7 @@ pub async fn run(args: &Args) -> ExitCode {
     let panics = count_panics();
     system::ensure_open_files(4096);
     if let Err(e) = hashwheel::Wheel::builder()
-        .max_pending(MAX_PENDING)
+        .max_timers(MAX_PENDING)
         .build_default()
     {
         eprintln!("http_server --soak: cannot build the wheel: {e}");
@@ -108,7 +108,7 @@ pub async fn run(args: &Args) -> ExitCode {
     // reach the high-water mark of the connections' churn.
     let warm_up = (secs / 10).max(Duration::from_secs(60).min(secs / 2));
     println!(
-        "http_server --soak: {secs:?} on 127.0.0.1 ports {}, warm-up {warm_up:?}; header-read timeout {:?}, request {:?}, write {:?}; max_pending {MAX_PENDING}",
+        "http_server --soak: {secs:?} on 127.0.0.1 ports {}, warm-up {warm_up:?}; header-read timeout {:?}, request {:?}, write {:?}; max_timers {MAX_PENDING}",
         addrs.iter().map(|a| a.port().to_string()).collect::<Vec<_>>().join(","),
         config.header,
         config.request,

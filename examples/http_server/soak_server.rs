@@ -13,7 +13,7 @@
 //!   under it notes when the writes began to wait.
 //!
 //! Each uses the `try_` form of the wheel, so a timer refused at the
-//! wheel's `max_pending` bound sheds the request (503) or the connection
+//! wheel's `max_timers` bound sheds the request (503) or the connection
 //! and is counted, instead of panicking. hyper's `half_close` is on: a
 //! request whose client has shut down its writes (or gone) still runs to
 //! its answer or its timeout, so the request timer is what ends it.

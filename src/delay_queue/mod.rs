@@ -133,7 +133,7 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// In a runtime built without its timer, and when the default wheel is
-    /// at its [`max_pending`](crate::Builder::max_pending) bound (the queue
+    /// at its [`max_timers`](crate::Builder::max_timers) bound (the queue
     /// keeps one timer on it); [`try_new`](DelayQueue::try_new) returns an
     /// error instead (and outside a runtime too). Made outside a runtime,
     /// the first insert panics in those cases, and outside a runtime.
@@ -165,7 +165,7 @@ impl<T> DelayQueue<T> {
     /// [`Error::is_no_runtime`] outside a tokio runtime,
     /// [`Error::is_no_timer`] in one built without its timer, and
     /// [`Error::is_at_capacity`] when the default wheel is at its
-    /// [`max_pending`](crate::Builder::max_pending) bound.
+    /// [`max_timers`](crate::Builder::max_timers) bound.
     ///
     /// # Examples
     ///
@@ -357,7 +357,7 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// When the wheel is at its [`max_pending`](crate::Builder::max_pending) bound:
+    /// When the wheel is at its [`max_timers`](crate::Builder::max_timers) bound:
     /// the queue keeps one timer on the wheel.
     /// [`try_delay_queue`](Wheel::try_delay_queue) returns an error instead.
     ///
@@ -386,14 +386,14 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
     /// let queue = wheel.try_delay_queue::<u32>().unwrap();
     /// assert!(wheel.try_delay_queue::<u32>().unwrap_err().is_at_capacity());
     /// drop(queue);
@@ -433,7 +433,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///

@@ -26,7 +26,7 @@ pub(crate) const MAX_TICK: Duration = Duration::from_secs(3600);
 pub(crate) const MAX_BUCKETS: usize = 1 << 20;
 
 /// Buckets per shard, by default.
-pub(crate) const SLOTS: usize = 4096;
+pub(crate) const BUCKETS: usize = 4096;
 
 /// The most shards a wheel may have.
 pub(crate) const MAX_SHARDS: usize = 1024;
@@ -41,8 +41,8 @@ pub(crate) const STALL_THRESHOLD: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) tick: Duration,
-    pub(crate) slots: usize,
-    pub(crate) max_pending: Option<usize>,
+    pub(crate) buckets: usize,
+    pub(crate) max_timers: Option<usize>,
     /// `None`: four per available core (see [`Config::validate`]).
     pub(crate) shards: Option<usize>,
     /// The `wheel` label of its metrics and field of its events; `None`:
@@ -58,8 +58,8 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             tick: TICK,
-            slots: SLOTS,
-            max_pending: None,
+            buckets: BUCKETS,
+            max_timers: None,
             shards: None,
             name: None,
             metrics_interval: METRICS_INTERVAL,
@@ -75,9 +75,9 @@ pub(crate) enum BuildKind {
     NoTimer,
     TickTooShort,
     TickTooLong,
-    ZeroSlots,
-    TooManySlots,
-    ZeroMaxPending,
+    ZeroBuckets,
+    TooManyBucketsPerShard,
+    ZeroMaxTimers,
     BadShards,
     TooManyBuckets,
     DefaultExists,
@@ -97,9 +97,9 @@ impl Config {
         self.name.clone().unwrap_or(Cow::Borrowed(UNNAMED))
     }
 
-    /// The number of buckets: `slots` rounded up to a power of two.
-    pub(crate) fn slots(&self) -> usize {
-        self.slots.next_power_of_two()
+    /// The number of buckets: `buckets` rounded up to a power of two.
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets.next_power_of_two()
     }
 
     /// Checks every setting; returns the number of shards to use.
@@ -110,14 +110,14 @@ impl Config {
         if self.tick > MAX_TICK {
             return Err(BuildKind::TickTooLong);
         }
-        if self.slots == 0 {
-            return Err(BuildKind::ZeroSlots);
+        if self.buckets == 0 {
+            return Err(BuildKind::ZeroBuckets);
         }
-        if self.slots > MAX_BUCKETS {
-            return Err(BuildKind::TooManySlots);
+        if self.buckets > MAX_BUCKETS {
+            return Err(BuildKind::TooManyBucketsPerShard);
         }
-        if self.max_pending == Some(0) {
-            return Err(BuildKind::ZeroMaxPending);
+        if self.max_timers == Some(0) {
+            return Err(BuildKind::ZeroMaxTimers);
         }
         if self.metrics_interval.is_zero() {
             return Err(BuildKind::ZeroMetricsInterval);
@@ -130,7 +130,7 @@ impl Config {
                 (cores * 4).next_power_of_two().min(64)
             }
         };
-        if self.slots().saturating_mul(shards) > MAX_BUCKETS {
+        if self.buckets().saturating_mul(shards) > MAX_BUCKETS {
             return Err(BuildKind::TooManyBuckets);
         }
         Ok(shards)

@@ -5,7 +5,7 @@
 //!
 //! - `next_wake` is at or below the earliest tick the driver has to wake
 //!   for: every registration that lowers it notifies the driver.
-//! - `live` counts the timers alive while `max_pending` is set: each holds
+//! - `live` counts the timers alive while `max_timers` is set: each holds
 //!   one count in its claiming `ShardRef`, which gives it back when dropped.
 
 use std::sync::{Mutex, PoisonError};
@@ -18,9 +18,8 @@ use crate::engine::clock::Clock;
 use crate::engine::counts::Counts;
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// What a timer made beyond a wheel's `max_pending` bound is told.
-pub(crate) const AT_CAPACITY: &str =
-    "the timer wheel is at capacity (max_pending timers are pending)";
+/// What a timer made beyond a wheel's `max_timers` bound is told.
+pub(crate) const AT_CAPACITY: &str = "the timer wheel is at capacity (max_timers timers are alive)";
 
 /// Keeps a value on its own cache lines, away from its neighbours.
 #[derive(Debug, Default)]
@@ -32,8 +31,8 @@ pub(crate) struct Padded<T>(pub(crate) T);
 pub(crate) struct Core {
     pub(crate) clock: Clock,
     pub(crate) slots: usize,
-    pub(crate) max_pending: Option<usize>,
-    /// Timer futures alive, counted only when `max_pending` is set: each
+    pub(crate) max_timers: Option<usize>,
+    /// Timer futures alive, counted only when `max_timers` is set: each
     /// holds one count in its claiming
     /// [`ShardRef`](crate::engine::shards::ShardRef), which gives it back.
     pub(crate) live: Padded<AtomicUsize>,
@@ -61,12 +60,12 @@ impl Core {
         origin: Instant,
         tick: Duration,
         slots: usize,
-        max_pending: Option<usize>,
+        max_timers: Option<usize>,
     ) -> Core {
         Core {
             clock: Clock::new(origin, tick),
             slots,
-            max_pending,
+            max_timers,
             live: Padded(AtomicUsize::new(0)),
             next_wake: Padded(AtomicU64::new(u64::MAX)),
             signalled_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
@@ -94,30 +93,30 @@ impl Core {
 
     // ===== capacity =====
 
-    /// Counts one more live timer, unless `max_pending` are alive already.
+    /// Counts one more live timer, unless `max_timers` are alive already.
     // Inline, and only the test of the bound: every timer's making calls
     // it, and without a bound (the default) there is nothing to count.
     #[inline]
     pub(crate) fn acquire(&self) -> bool {
-        self.max_pending.is_none() || self.acquire_bounded()
+        self.max_timers.is_none() || self.acquire_bounded()
     }
 
-    /// [`acquire`](Core::acquire) under a `max_pending` bound.
+    /// [`acquire`](Core::acquire) under a `max_timers` bound.
     #[inline(never)]
     fn acquire_bounded(&self) -> bool {
-        let max = self.max_pending.unwrap_or(usize::MAX);
+        let max = self.max_timers.unwrap_or(usize::MAX);
         if self.live.0.fetch_add(1, Ordering::Relaxed) < max {
             return true;
         }
         self.live.0.fetch_sub(1, Ordering::Relaxed);
-        self.count(|c| c.rejected += 1);
+        self.count(|c| c.refused += 1);
         false
     }
 
     /// Gives a count back: only a claiming
     /// [`ShardRef`](crate::engine::shards::ShardRef) does, when dropped.
     pub(crate) fn release(&self) {
-        if self.max_pending.is_some() {
+        if self.max_timers.is_some() {
             self.live.0.fetch_sub(1, Ordering::Relaxed);
         }
     }

@@ -31,8 +31,8 @@ pub(crate) struct Counts {
     /// Driver passes that panicked (a bug): each restarted the driver.
     pub(crate) driver_panics: u64,
     pub(crate) max_lag: Duration,
-    /// Timers refused at `max_pending`.
-    pub(crate) rejected: u64,
+    /// Timers refused at `max_timers`.
+    pub(crate) refused: u64,
     /// The driver's lag, by bucket (see `engine::lag`).
     pub(crate) lag_buckets: [u64; LAG_BUCKETS],
 }
@@ -51,7 +51,7 @@ impl Counts {
         self.waker_panics += other.waker_panics;
         self.driver_panics += other.driver_panics;
         self.max_lag = self.max_lag.max(other.max_lag);
-        self.rejected += other.rejected;
+        self.refused += other.refused;
         for (sum, n) in self.lag_buckets.iter_mut().zip(other.lag_buckets) {
             *sum += n;
         }

@@ -61,7 +61,7 @@ impl WheelHandle {
         // wheel's ticks end where tokio's do: one rounding, not two.
         let timer = tokio_reliance::timer_of(runtime)?;
         let origin = timer.boundary.unwrap_or_else(tokio::time::Instant::now);
-        let mut core = Core::new(origin, config.tick, config.slots(), config.max_pending);
+        let mut core = Core::new(origin, config.tick, config.buckets(), config.max_timers);
         core.clock.runs_on(runtime.runtime_flavor());
         let shards = Arc::new(Shards::new(Arc::new(core), shards));
         // The handle first: a driver that ran before it existed (on another
@@ -92,7 +92,7 @@ impl WheelHandle {
     }
 
     /// A hold on the shard this thread uses, counted among the live timers;
-    /// `None` when `max_pending` are alive already.
+    /// `None` when `max_timers` are alive already.
     #[inline]
     pub(crate) fn claim(&self) -> Option<ShardRef> {
         // Not `ShardRef::claim(shards.current())`: counting on the core the
@@ -117,7 +117,7 @@ impl WheelHandle {
     }
 
     /// The number of buckets per shard.
-    pub(crate) fn slots(&self) -> usize {
+    pub(crate) fn buckets(&self) -> usize {
         self.core().slots
     }
 

@@ -205,10 +205,10 @@ mod facade {
             |c| c.cancelled,
         ),
         (
-            "hashwheel_timers_rejected_total",
+            "hashwheel_timers_refused_total",
             false,
-            "Timers refused because the wheel held max_pending timers already.",
-            |c| c.rejected,
+            "Timers refused because the wheel held max_timers timers already.",
+            |c| c.refused,
         ),
         (
             "hashwheel_driver_panics_total",

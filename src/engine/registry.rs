@@ -143,7 +143,7 @@ pub(crate) enum Kind {
     Cancelled,
     /// The wheel has shut down.
     Shutdown,
-    /// The wheel holds `max_pending` timers.
+    /// The wheel holds `max_timers` timers.
     AtCapacity,
     /// No runtime is current.
     NoRuntime,

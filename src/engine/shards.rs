@@ -8,7 +8,7 @@
 //!   holds (the driver's own included). Dropping the last handle, or a hold
 //!   once no handle is left, notifies the driver, which then checks whether
 //!   it may exit.
-//! - Capacity (`max_pending`) is taken when a claiming hold is made and
+//! - Capacity (`max_timers`) is taken when a claiming hold is made and
 //!   given back when it is dropped, and nowhere else.
 
 use std::cell::Cell;
@@ -62,7 +62,7 @@ pub(crate) fn wake_all(core: &Core, wakers: &mut Vec<Waker>) {
 ///   lets go after every `Wheel` handle is gone, it tells the driver, which
 ///   exits once no hold is left.
 /// - A claiming hold (`CLAIMS`, the default: every timer future's) also
-///   stands for one of the wheel's `max_pending` live timers, counted when
+///   stands for one of the wheel's `max_timers` live timers, counted when
 ///   it is made ([`ShardRef::claim`], or `Wheel::claim`) and given back when
 ///   it is dropped: capacity is released here and nowhere else.
 /// - A [`ShardHold`] claims nothing: the way a `TimeoutHandle` reaches its
@@ -80,7 +80,7 @@ impl ShardRef {
         ShardRef(Some(shard.clone()))
     }
 
-    /// A hold on `shard` for one more live timer; `None` when `max_pending`
+    /// A hold on `shard` for one more live timer; `None` when `max_timers`
     /// are alive already.
     #[inline]
     pub(crate) fn claim(shard: &Arc<Shard>) -> Option<ShardRef> {

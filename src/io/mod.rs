@@ -78,7 +78,7 @@
 //!   the default wheel moves to the runtime's new default wheel, if the
 //!   runtime is alive.
 //! - [`is_at_capacity`](crate::error::Error::is_at_capacity): the wheel is
-//!   at its [`max_pending`](crate::Builder::max_pending) bound. Transient.
+//!   at its [`max_timers`](crate::Builder::max_timers) bound. Transient.
 //! - [`is_no_runtime`](crate::error::Error::is_no_runtime): a wrapper on
 //!   the default wheel is polled outside a tokio runtime.
 //! - [`is_no_timer`](crate::error::Error::is_no_timer): a wrapper on the

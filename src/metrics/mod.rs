@@ -46,7 +46,7 @@ impl fmt::Debug for Metrics {
             .field("fired_count", &self.fired_count())
             .field("cancelled_count", &self.cancelled_count())
             .field("registered_count", &self.registered_count())
-            .field("rejected_count", &self.rejected_count())
+            .field("refused_count", &self.refused_count())
             .field("driver_wakeups_count", &self.driver_wakeups_count())
             .field("waker_panic_count", &self.waker_panic_count())
             .field("driver_panic_count", &self.driver_panic_count())
@@ -342,7 +342,7 @@ impl Metrics {
         self.0.registered
     }
 
-    /// Timers refused because [`max_pending`](crate::Builder::max_pending)
+    /// Timers refused because [`max_timers`](crate::Builder::max_timers)
     /// timers were alive already: each `try_` constructor that returned an
     /// error for which [`is_at_capacity`](crate::error::Error::is_at_capacity)
     /// holds, and each plain constructor that panicked for it.
@@ -354,15 +354,15 @@ impl Metrics {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
     /// let _held = wheel.sleep(Duration::from_secs(1));
     /// assert!(wheel.try_delay(Duration::from_secs(1)).is_err());
     /// assert!(wheel.try_sleep(Duration::from_secs(1)).is_err());
-    /// assert_eq!(wheel.metrics().rejected_count(), 2);
+    /// assert_eq!(wheel.metrics().refused_count(), 2);
     /// # }
     /// ```
-    pub fn rejected_count(&self) -> u64 {
-        self.0.rejected
+    pub fn refused_count(&self) -> u64 {
+        self.0.refused
     }
 
     /// The number of buckets of the driver's lag histogram.

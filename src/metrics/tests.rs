@@ -31,7 +31,7 @@ fn counts() -> Counts {
         waker_panics: 109,
         driver_panics: 110,
         max_lag: Duration::from_micros(1500),
-        rejected: 111,
+        refused: 111,
         lag_buckets,
     }
 }
@@ -85,7 +85,7 @@ fn debug_names_every_getter_and_nothing_else() {
     scalar("fired_count", &m.fired_count());
     scalar("cancelled_count", &m.cancelled_count());
     scalar("registered_count", &m.registered_count());
-    scalar("rejected_count", &m.rejected_count());
+    scalar("refused_count", &m.refused_count());
     scalar("driver_wakeups_count", &m.driver_wakeups_count());
     scalar("waker_panic_count", &m.waker_panic_count());
     scalar("driver_panic_count", &m.driver_panic_count());

@@ -248,7 +248,7 @@ impl Wheel {
     ///
     /// # Panics
     ///
-    /// When the wheel is at its [`max_pending`](crate::Builder::max_pending) bound;
+    /// When the wheel is at its [`max_timers`](crate::Builder::max_timers) bound;
     /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
     ///
     /// # Examples
@@ -277,7 +277,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -286,7 +286,7 @@ impl Wheel {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
-    /// let wheel = hashwheel::Wheel::builder().max_pending(1).build().unwrap();
+    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
     /// let first = wheel.try_sleep(Duration::from_millis(10)).unwrap();
     /// assert!(wheel.try_sleep(Duration::from_millis(10)).unwrap_err().is_at_capacity());
     /// first.await;
@@ -329,7 +329,7 @@ impl Wheel {
     ///
     /// # Errors
     ///
-    /// [`Error::is_at_capacity`] when `max_pending` timers are alive.
+    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
     ///
     /// # Examples
     ///
@@ -368,7 +368,7 @@ impl Wheel {
 /// # Panics
 ///
 /// Outside a tokio runtime, in one built without its timer, and when the
-/// default wheel is at its [`max_pending`](crate::Builder::max_pending)
+/// default wheel is at its [`max_timers`](crate::Builder::max_timers)
 /// bound (see [`Builder::build_default`](crate::Builder::build_default));
 /// [`try_sleep`] returns an error instead.
 ///
@@ -406,7 +406,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// [`Error::is_no_runtime`] outside a tokio runtime,
 /// [`Error::is_no_timer`] in one built without its timer, and
 /// [`Error::is_at_capacity`] when the default wheel is at its
-/// [`max_pending`](crate::Builder::max_pending) bound.
+/// [`max_timers`](crate::Builder::max_timers) bound.
 ///
 /// # Examples
 ///

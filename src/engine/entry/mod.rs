@@ -12,7 +12,7 @@
 //! 1. **One entry per timer.** A timer has at most one entry, in the shard
 //!    it was made on, and reaches it through a [`ShardRef`] made when the
 //!    timer was. That hold is also the timer's place among the wheel's
-//!    `max_pending` live timers, given back when it is dropped and nowhere
+//!    `max_timers` live timers, given back when it is dropped and nowhere
 //!    else; a shared entry's handles reach the shard through a `ShardHold`,
 //!    which claims nothing.
 //! 2. **Registration is lazy.** A timer gets its entry on its first poll. A

@@ -158,7 +158,7 @@ impl<T> HashedWheel<T> {
     pub(crate) fn with_capacity(slots: usize, processed: u64, capacity: usize) -> Self {
         assert!(
             slots.is_power_of_two() && slots <= MAX_SLOTS,
-            "slots must be a power of two no larger than 2^30"
+            "buckets must be a power of two no larger than 2^30"
         );
         HashedWheel {
             entries: Slab::with_capacity(capacity),
