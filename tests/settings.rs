@@ -52,7 +52,7 @@ fn out_of_range(s: &Settings) -> Option<&'static str> {
     }
     if let Some(n) = s.slots {
         if n == 0 || n > MAX_BUCKETS {
-            return Some("slots");
+            return Some("buckets");
         }
     }
     if s.max_timers == Some(0) {
