@@ -254,7 +254,7 @@ fn remember(cached: Cached) {
 /// The timer is made from it after the thread-local lookup, which then
 /// hands back one word rather than the whole timer. A hit claims on the
 /// shard the cache keeps for this thread.
-#[inline]
+#[inline(always)]
 pub(crate) fn claim() -> Result<ShardRef, Kind> {
     let task = task::try_id();
     match cached(task, |c| ShardRef::claim(&c.shard)) {
