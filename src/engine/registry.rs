@@ -73,10 +73,11 @@ static REGISTRY: Mutex<Vec<RuntimeWheel>> = Mutex::new(Vec::new());
 #[derive(Debug)]
 struct Cached {
     runtime: Id,
-    /// The task that made that call, if it was made in one: a task runs on
-    /// one runtime for its whole life, so the same task finds the same
-    /// runtime without asking tokio for a handle.
-    task: Option<task::Id>,
+    /// The task that made the last call served, if it was made in one: a
+    /// task runs on one runtime for its whole life, so the same task finds
+    /// the same runtime without asking tokio for a handle. A `Cell`, so
+    /// that a hit only reads the cache.
+    task: Cell<Option<task::Id>>,
     /// The shard of `wheel` this thread uses ([`WheelHandle::thread_shard`]), so
     /// that a hit claims on it without looking it up. Declared before
     /// `wheel` so that it is dropped first: when the entry holds the last
@@ -189,33 +190,35 @@ fn lookup(handle: &Handle) -> Result<WheelHandle, Kind> {
 /// One look serves both usual calls: from the task the thread served last,
 /// which asks tokio nothing but its task id, and from another task of the
 /// same runtime, a server worker's usual call, which asks tokio for the
-/// current runtime once (as `tokio::time::sleep` asks it for its timer).
-/// The result is left in a local rather than returned through `try_with`'s
-/// nested enums, whose copies `perf` showed stalling.
+/// current runtime once ([`serves_current`], as `tokio::time::sleep` asks
+/// it for its timer). Inline, with the question to tokio out of line, so
+/// that a hit costs a free function a compare, not a call.
+#[inline]
 fn cached<R>(task: Option<task::Id>, f: impl FnOnce(&Cached) -> R) -> Option<R> {
-    let mut hit = None;
-    let _ = CURRENT.try_with(|cell| {
-        let Ok(mut cached) = cell.try_borrow_mut() else {
-            return;
-        };
-        let Some(c) = cached.as_mut() else {
-            return;
-        };
-        if c.shard.core.is_shutdown() {
-            return;
+    CURRENT
+        .try_with(|cell| {
+            let cached = cell.try_borrow().ok()?;
+            let c = cached.as_ref()?;
+            let serves = (task.is_some() && c.task.get() == task) || serves_current(c, task);
+            (serves && !c.shard.core.is_shutdown()).then(|| f(c))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Whether `c` is the current runtime's entry; if so, `task` is the one it
+/// served last.
+#[inline(never)]
+fn serves_current(c: &Cached, task: Option<task::Id>) -> bool {
+    // The handle goes at once: holding it (a count on an `Arc` that every
+    // worker shares) while the timer is made costs a contended cache line.
+    match Handle::try_current() {
+        Ok(handle) if handle.id() == c.runtime => {
+            c.task.set(task);
+            true
         }
-        if task.is_none() || c.task != task {
-            // The handle goes at once: holding it (a count on an `Arc` that
-            // every worker shares) while the timer is made costs a
-            // contended cache line.
-            match Handle::try_current() {
-                Ok(handle) if handle.id() == c.runtime => c.task = task,
-                _ => return,
-            }
-        }
-        hit = Some(f(c));
-    });
-    hit
+        _ => false,
+    }
 }
 
 /// The current runtime's default wheel, from the registry, which a call
@@ -227,7 +230,7 @@ fn uncached(task: Option<task::Id>) -> Result<WheelHandle, Kind> {
     let wheel = lookup(&handle)?;
     remember(Cached {
         runtime: handle.id(),
-        task,
+        task: Cell::new(task),
         shard: wheel.thread_shard(),
         wheel: wheel.clone(),
     });
@@ -250,8 +253,10 @@ fn remember(cached: Cached) {
 /// outside a runtime, in one without its timer, or when the wheel is full.
 /// The timer is made from it after the thread-local lookup, which then
 /// hands back one word rather than the whole timer. A hit claims on the
-/// shard the cache keeps for this thread.
-#[inline]
+/// shard the cache keeps for this thread. Always inline: out of line (the
+/// compiler's choice), its call and its result through memory were a
+/// twentieth of a ready `timeout` (op_cost).
+#[inline(always)]
 pub(crate) fn claim() -> Result<ShardRef, Kind> {
     let task = task::try_id();
     match cached(task, |c| ShardRef::claim(&c.shard)) {
