@@ -18,7 +18,8 @@ usage: http_server [--secs N] [--conns N] [--timer hashwheel|tokio] [--serve-onl
   --metrics-port N        where GET /metrics serves the timer metrics in the Prometheus text
                           format, on 127.0.0.1 (default 0: a free port, printed at the start)
   --soak                  the soak under faults (misbehaving clients, a blocked worker, the wheel
-                          at its bound) with hashwheel's timers; --conns and --timer do not apply";
+                          at its bound) with hashwheel's timers; --conns and --timer do not apply
+  --late-bound-ms N       with --soak: how late past its deadline a timeout may be seen (default 5)";
 
 /// Which timers the server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub struct Args {
     pub request_timeout: Duration,
     pub metrics_port: u16,
     pub soak: bool,
+    /// With --soak: how late a timeout may be seen, past its deadline.
+    pub late_bound: Duration,
 }
 
 impl Args {
@@ -54,6 +57,7 @@ impl Args {
             request_timeout: Duration::from_millis(500),
             metrics_port: 0,
             soak: false,
+            late_bound: Duration::from_millis(5),
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -71,6 +75,9 @@ impl Args {
                 }
                 "--serve-only" => args.serve_only = true,
                 "--soak" => args.soak = true,
+                "--late-bound-ms" => {
+                    args.late_bound = Duration::from_millis(number(value()?)?.clamp(1, 1000))
+                }
                 "--port" => args.port = number(value()?)?.min(u16::MAX as u64) as u16,
                 "--header-timeout-ms" => {
                     args.header_timeout = Duration::from_millis(number(value()?)?.clamp(10, 60_000))
