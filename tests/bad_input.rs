@@ -77,8 +77,8 @@ async fn tick_at_its_maximum_works() {
     assert_eq!(wheel.metrics().num_entries(), 0);
 }
 
-/// A tick over an hour is refused: a 1 ms sleep on a tick of 2^62 ns
-/// (accepted once) fired 146 years later.
+/// A tick over an hour is refused: on a tick of 2^62 ns a 1 ms sleep
+/// would fire 146 years later.
 #[test]
 fn tick_beyond_its_maximum_is_an_error() {
     let msg = "tick must be at most 1 hour";
@@ -123,8 +123,7 @@ async fn slots_are_rounded_up_to_a_power_of_two() {
     assert_eq!(wheel.buckets(), 1 << 20);
 }
 
-/// Slots over 2^20 are refused: 2^30 slots in one shard (accepted once)
-/// aborted the process allocating 24 GiB.
+/// Buckets over 2^20 are refused: 2^30 in one shard would take 24 GiB.
 #[test]
 fn slots_beyond_their_maximum_are_an_error() {
     for slots in [(1 << 20) + 1, 1 << 30, usize::MAX] {
@@ -134,8 +133,8 @@ fn slots_beyond_their_maximum_are_an_error() {
 }
 
 /// Every shard's buckets are built before `build` returns: 2^20 of them at
-/// most (2^20 slots in 1024 shards, accepted once, ran for 19 s and 8 GiB
-/// before the process aborted).
+/// most, so that `build` returns within milliseconds (2^20 in each of
+/// 1024 shards would take 24 GiB).
 #[test]
 fn slots_times_shards_beyond_2_pow_20_is_an_error_not_an_abort() {
     let msg =
