@@ -192,7 +192,8 @@ async fn ordinary(kind: Client, addr: SocketAddr, ctx: &Ctx) {
         Client::Slow => ("/slow", StatusCode::REQUEST_TIMEOUT),
         _ => ("/", StatusCode::OK),
     };
-    loop {
+    for n in 1.. {
+        let sent = Instant::now();
         let answer = timeout(ctx.config.request + GIVE_UP, load::get(&mut send, path)).await;
         match answer {
             Ok(Ok(status)) if status == expect => {
@@ -205,7 +206,12 @@ async fn ordinary(kind: Client, addr: SocketAddr, ctx: &Ctx) {
                 return;
             }
             Err(_) => {
-                ctx.stats.wrong(kind, "no answer".into());
+                let since = sent.saturating_duration_since(ctx.stats.start);
+                let what = format!(
+                    "no answer to request {n} of its connection, sent {:.3} s into the run",
+                    since.as_secs_f64()
+                );
+                ctx.stats.wrong(kind, what);
                 return;
             }
         }
