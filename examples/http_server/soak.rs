@@ -335,8 +335,10 @@ pub async fn run(args: &Args) -> ExitCode {
             ),
         ),
         (
-            held.peak == MAX_PENDING && held.refusals > 0 && stats.shed_requests.load(Relaxed) + stats.ends(Listener::Ordinary)[3] > 0,
-            format!("the wheel held at its bound ({} of {MAX_PENDING}) shed load without a panic", held.peak),
+            // The gauge sums the shards one by one, while the server's
+            // timers come and go: it may read a few over the bound.
+            held.peak >= MAX_PENDING && held.held <= MAX_PENDING && held.refusals > 0 && stats.shed_requests.load(Relaxed) + stats.ends(Listener::Ordinary)[3] > 0,
+            format!("the wheel reached its bound ({} pending at the peak, read shard by shard; {} held by the filler, of {MAX_PENDING}) and shed load without a panic", held.peak, held.held),
         ),
         (
             rss_flat,

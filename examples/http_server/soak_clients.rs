@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::{FusedFuture, FutureExt};
 use hyper::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -188,13 +189,23 @@ async fn ordinary(kind: Client, addr: SocketAddr, ctx: &Ctx) {
         sleep(ROUND_PAUSE).await;
         return;
     };
+    let mut conn = conn.fuse();
     let (path, expect) = match kind {
         Client::Slow => ("/slow", StatusCode::REQUEST_TIMEOUT),
         _ => ("/", StatusCode::OK),
     };
     for n in 1.. {
         let sent = Instant::now();
-        let answer = timeout(ctx.config.request + GIVE_UP, load::get(&mut send, path)).await;
+        // hyper's client can leave a request unanswered when its connection
+        // ends just as the request is handed to it (a server shedding the
+        // connection at once): the connection's end is the answer then.
+        let answer = tokio::select! {
+            biased;
+            answer = timeout(ctx.config.request + GIVE_UP, load::get(&mut send, path)) => {
+                answer.map(|a| a.map_err(|e| e.to_string()))
+            }
+            end = &mut conn => Ok(Err(format!("its connection ended: {end:?}"))),
+        };
         match answer {
             Ok(Ok(status)) if status == expect => {
                 ctx.stats.answered.fetch_add(1, Relaxed);
@@ -224,14 +235,15 @@ async fn ordinary(kind: Client, addr: SocketAddr, ctx: &Ctx) {
     }
     if kind == Client::Idle {
         // Silent now: the server must reap the connection.
-        match timeout(ctx.config.header + GIVE_UP, conn).await {
-            Ok(_) => {}
-            Err(_) => ctx.stats.wrong(kind, "not reaped".into()),
+        if !conn.is_terminated() && timeout(ctx.config.header + GIVE_UP, conn).await.is_err() {
+            ctx.stats.wrong(kind, "not reaped".into());
         }
         sleep(ROUND_PAUSE).await;
     } else {
         drop(send);
-        let _ = timeout(GIVE_UP, conn).await;
+        if !conn.is_terminated() {
+            let _ = timeout(GIVE_UP, conn).await;
+        }
     }
 }
 
