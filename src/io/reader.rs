@@ -58,7 +58,12 @@ pin_project! {
 
 wrapper!(TimeoutReader<R>, "reader");
 
-timeout! { TimeoutReader<R>, dir 0, "read", timeout, set_timeout, set_timeout_pinned }
+timeout! {
+    TimeoutReader<R>, 0, "read", timeout, set_timeout, set_timeout_pinned,
+    /// A read waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A read that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}
 
 reads!(TimeoutReader<R>, Some(0));
 writes!(TimeoutReader<R>, None);

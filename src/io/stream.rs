@@ -2,7 +2,7 @@
 
 use pin_project_lite::pin_project;
 
-use crate::io::state::Timeouts;
+use crate::io::state::{Timeouts, IDLE};
 
 /// The index of the read countdown.
 const READ: usize = 0;
@@ -89,9 +89,33 @@ pin_project! {
 
 wrapper!(TimeoutStream<S>, "stream");
 
-timeout! { TimeoutStream<S>, dir READ, "read", read_timeout, set_read_timeout, set_read_timeout_pinned }
-timeout! { TimeoutStream<S>, dir WRITE, "write", write_timeout, set_write_timeout, set_write_timeout_pinned }
-timeout! { TimeoutStream<S>, idle, idle_timeout, set_idle_timeout, set_idle_timeout_pinned }
+timeout! {
+    TimeoutStream<S>, READ, "read", read_timeout, set_read_timeout, set_read_timeout_pinned,
+    /// A read waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A read that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}
+timeout! {
+    TimeoutStream<S>, WRITE, "write", write_timeout, set_write_timeout, set_write_timeout_pinned,
+    /// A write waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A write that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}
+timeout! {
+    TimeoutStream<S>, IDLE, "idle", idle_timeout, set_idle_timeout, set_idle_timeout_pinned,
+    /// The idle time counts from now, and again from each read or write
+    /// that completes successfully: from the instant it completes if it
+    /// waited, or if another read or write of the stream was waiting
+    /// meanwhile; otherwise (it was ready at once, and nothing waited) from
+    /// the stream's next wait, so that a task's work between a ready read
+    /// and its next wait is not idle time, as tokio-io-timeout's countdowns
+    /// start at the first poll that waits. The read or write that waits
+    /// returns `TimedOut` once `timeout` of idle time has passed: never
+    /// less than `timeout` after the last success. A read or write waiting
+    /// with a countdown running moves its deadline to match; one that was
+    /// waiting with no timeout at all gets the idle deadline from its next
+    /// poll.
+}
 
 reads!(TimeoutStream<S>, Some(READ));
 writes!(TimeoutStream<S>, Some(WRITE));

@@ -155,47 +155,10 @@ macro_rules! wrapper {
 }
 
 /// The getter `$get` and the setters `$set` and `$pinned` of the `$noun`
-/// timeout of `$ty<$p>`: that of direction `$dir`, or (`idle`) the idle
-/// timeout.
+/// timeout of `$ty<$p>`, the timeout `$which` (see `Timeouts`); the doc
+/// comments given say what setting it does to an operation.
 macro_rules! timeout {
-    ($ty:ident<$p:ident>, dir $dir:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident) => {
-        timeout!(
-            @ $ty<$p>,
-            $crate::io::state::Which::Dir($dir),
-            $noun,
-            $get,
-            $set,
-            $pinned,
-            concat!(
-                "A ", $noun, " waiting with its countdown running starts its countdown again, ",
-                "now, with the new timeout (or none). A ", $noun, " that was waiting with no ",
-                "timeout gets its countdown from its next poll."
-            )
-        );
-    };
-    ($ty:ident<$p:ident>, idle, $get:ident, $set:ident, $pinned:ident) => {
-        timeout!(
-            @ $ty<$p>,
-            $crate::io::state::Which::Idle,
-            "idle",
-            $get,
-            $set,
-            $pinned,
-            concat!(
-                "The idle time counts from now, and again from each read or write that ",
-                "completes successfully: from the instant it completes if it waited, or if ",
-                "another read or write of the stream was waiting meanwhile; otherwise (it was ",
-                "ready at once, and nothing waited) from the stream's next wait, so that a ",
-                "task's work between a ready read and its next wait is not idle time, as ",
-                "tokio-io-timeout's countdowns start at the first poll that waits. The read or ",
-                "write that waits returns `TimedOut` once `timeout` of idle time has passed: ",
-                "never less than `timeout` after the last success. A read or write waiting ",
-                "with a countdown running moves its deadline to match; one that was waiting ",
-                "with no timeout at all gets the idle deadline from its next poll."
-            )
-        );
-    };
-    (@ $ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $doc:expr) => {
+    ($ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $(#[$doc:meta])*) => {
         impl<$p> $ty<$p> {
             #[doc = concat!("The ", $noun, " timeout; `None` (no timeout) until one is set.")]
             ///
@@ -219,7 +182,7 @@ macro_rules! timeout {
 
             #[doc = concat!("Sets the ", $noun, " timeout; `None` removes it.")]
             ///
-            #[doc = $doc]
+            $(#[$doc])*
             ///
             /// `Duration::ZERO` fails every operation it times that would
             /// wait, without waiting. A timeout too large for an `Instant`
