@@ -86,49 +86,46 @@ const ARMED_ANY: u64 = ARMED | ARMED << 1;
 const ACTIVE: u64 = 1 << 2;
 /// The stream has an idle timeout (in the word or in `More`).
 const HAS_IDLE: u64 = 1 << 3;
-/// The word holds the one timeout: the idle one when `HAS_IDLE` is set,
-/// else that of the direction in bit `ONE_DIR`.
-const ONE: u64 = 1 << 4;
-/// The bit of the one timeout's direction, and of the slot's.
-const ONE_DIR: u32 = 5;
+/// Where the two bits start that say which timeout the word holds, plus
+/// one: 0 when it holds none.
+const OWNER: u32 = 4;
 /// Where the one timeout's nanoseconds start.
 const NS_SHIFT: u32 = 6;
 /// The longest timeout the word holds, in nanoseconds (9 years); a longer
 /// one goes to `More`.
 const NS_MAX: u64 = u64::MAX >> NS_SHIFT;
 /// The bits of the one timeout.
-const ONE_BITS: u64 = ONE | HAS_IDLE | 1 << ONE_DIR | NS_MAX << NS_SHIFT;
+const ONE_BITS: u64 = HAS_IDLE | 3 << OWNER | NS_MAX << NS_SHIFT;
 
 /// What a wrapper with a timeout, or a wheel of its own, keeps.
+///
+/// A sleep (niche filling keeps the slot at the size of an
+/// `Option<Sleep>`), an instant and one word: 56 bytes, the allocator's
+/// 64-byte block, where the one timeout as an `Option<Duration>` instead
+/// of in the word would take its 80-byte block (the module's tests check
+/// the sizes).
 #[derive(Debug)]
 struct State<const N: usize> {
-    slot: Slot<N>,
+    slot: Slot,
     /// The one timeout's deadline, without `More`.
     due: Option<Instant>,
     word: u64,
 }
 
-// The box that `State` is: a sleep (niche filling keeps the slot at the
-// size of an `Option<Sleep>`), an instant and one word: 56 bytes, the
-// allocator's 64-byte block, where the one timeout as an `Option<Duration>`
-// instead of in the word would take its 80-byte block.
-const _: () = assert!(size_of::<State<1>>() <= size_of::<Option<Sleep>>() + 24);
-const _: () = assert!(size_of::<State<2>>() <= size_of::<Option<Sleep>>() + 24);
-
 /// The one timeout's sleep, or `More`.
 #[derive(Debug)]
-enum Slot<const N: usize> {
+enum Slot {
     /// No sleep.
     Empty,
     /// The sleep, made when first needed; kept, and moved, from then on.
     Sleep(Sleep),
     /// Everything, when the word and the slot cannot hold it.
-    More(Box<More<N>>),
+    More(Box<More>),
 }
 
 /// A wrapper's timeouts, deadlines and sleeps, each in a field of its own.
-#[derive(Debug)]
-struct More<const N: usize> {
+#[derive(Debug, Default)]
+struct More {
     /// The wheel the sleeps are made on: its own, or the default wheel of
     /// the runtime that polls the wrapper when a sleep is needed.
     wheel: WheelOrDefault,
@@ -138,13 +135,7 @@ struct More<const N: usize> {
     /// the idle deadline (while there is an idle timeout).
     deadlines: [Option<Instant>; 3],
     /// Each direction's sleep.
-    sleeps: [Option<Sleep>; N],
-}
-
-/// The error of an operation that ran out of time: kind `TimedOut`, no
-/// payload (no allocation), as tokio-io-timeout returns it.
-fn timed_out() -> io::Error {
-    io::Error::from(io::ErrorKind::TimedOut)
+    sleeps: [Option<Sleep>; 2],
 }
 
 /// The one timeout in `word`, if it holds one.
@@ -194,21 +185,17 @@ impl<const N: usize> Timeouts<N> {
             // Activity before now counts from now, as the rest does.
             s.word &= !ACTIVE;
             s.restart_idle(Instant::now());
-            // A sleep without `More` is due by the idle deadline (see
-            // `arm`), armed or not.
-            if let (Slot::Sleep(sleep), Some(due)) = (&mut s.slot, s.due) {
-                if sleep.deadline() > due {
-                    sleep.reset(due);
-                }
-            }
         } else if s.armed(which) {
             s.disarm(which);
             // A sleep that cannot be had fails the next poll.
             let _ = s.arm(which);
         }
         // Lets the sleep of a direction with nothing left to time go.
+        // Only a direction that waits keeps its sleep (and the armed
+        // ones' are aimed): so a sleep without `More` is due by the idle
+        // deadline (see `arm`).
         for dir in 0..N {
-            if !s.timed(dir) {
+            if !s.armed(dir) || !s.timed(dir) {
                 s.disarm(dir);
                 s.put_sleep(dir, None);
             }
@@ -243,16 +230,27 @@ impl<const N: usize> Timeouts<N> {
 }
 
 impl<const N: usize> State<N> {
-    fn more(&self) -> Option<&More<N>> {
+    fn more(&self) -> Option<&More> {
         match &self.slot {
             Slot::More(more) => Some(more),
             _ => None,
         }
     }
 
-    fn more_mut(&mut self) -> &mut More<N> {
+    /// `More`, made when first needed from what the word and the slot
+    /// hold.
+    fn more_mut(&mut self) -> &mut More {
         if self.more().is_none() {
-            self.make_more();
+            let mut more = Box::<More>::default();
+            if let Some(which) = self.owner() {
+                more.timeouts[which] = Some(one_timeout(self.word));
+                more.deadlines[which] = self.due;
+            }
+            if let Slot::Sleep(sleep) = std::mem::replace(&mut self.slot, Slot::Empty) {
+                more.sleeps[self.slot_dir()] = Some(sleep);
+            }
+            self.slot = Slot::More(more);
+            self.word &= !(ONE_BITS & !HAS_IDLE);
         }
         match &mut self.slot {
             Slot::More(more) => more,
@@ -260,53 +258,22 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// Moves what the word and the slot hold into a new `More`.
-    #[cold]
-    #[inline(never)]
-    fn make_more(&mut self) {
-        let mut more = Box::new(More {
-            wheel: WheelOrDefault::current(),
-            timeouts: [None; 3],
-            deadlines: [None; 3],
-            sleeps: std::array::from_fn(|_| None),
-        });
-        if let Some((which, t)) = self.one() {
-            more.timeouts[which] = Some(t);
-            more.deadlines[which] = self.due;
-        }
-        if let Slot::Sleep(sleep) = std::mem::replace(&mut self.slot, Slot::Empty) {
-            more.sleeps[self.slot_dir()] = Some(sleep);
-        }
-        self.slot = Slot::More(more);
-        self.word &= !(ONE_BITS & !HAS_IDLE);
-    }
-
-    /// The direction whose sleep the slot holds, without `More`.
+    /// The direction whose sleep the slot holds, without `More`: 1 when
+    /// the word holds direction 1's timeout, else 0.
     fn slot_dir(&self) -> usize {
-        (self.word >> ONE_DIR & 1) as usize
+        usize::from(self.word >> OWNER & 3 == 2)
     }
 
     /// Which timeout the word holds, if it holds one.
     #[inline]
     fn owner(&self) -> Option<usize> {
-        if self.word & ONE == 0 {
-            None
-        } else if self.word & HAS_IDLE != 0 {
-            Some(IDLE)
-        } else {
-            Some(self.slot_dir())
-        }
-    }
-
-    /// The one timeout the word holds, if it holds one.
-    fn one(&self) -> Option<(usize, Duration)> {
-        self.owner().map(|which| (which, one_timeout(self.word)))
+        (self.word >> OWNER & 3).checked_sub(1).map(|w| w as usize)
     }
 
     fn timeout(&self, which: usize) -> Option<Duration> {
         match self.more() {
             Some(more) => more.timeouts[which],
-            None => self.one().filter(|&(w, _)| w == which).map(|(_, t)| t),
+            None => (self.owner() == Some(which)).then(|| one_timeout(self.word)),
         }
     }
 
@@ -365,11 +332,9 @@ impl<const N: usize> State<N> {
                     return;
                 }
                 Some(ns) if mine && ns <= NS_MAX => {
-                    let kind = match which {
-                        IDLE => HAS_IDLE,
-                        dir => (dir as u64) << ONE_DIR,
-                    };
-                    self.word = self.word & !ONE_BITS | ONE | kind | ns << NS_SHIFT;
+                    let idle = if which == IDLE { HAS_IDLE } else { 0 };
+                    let kind = (which as u64 + 1) << OWNER | idle;
+                    self.word = self.word & !ONE_BITS | kind | ns << NS_SHIFT;
                     return;
                 }
                 Some(_) => {}
@@ -377,17 +342,9 @@ impl<const N: usize> State<N> {
         }
         let more = self.more_mut();
         more.timeouts[which] = timeout;
+        // `set` restarts the idle time: no idle timeout, no idle deadline.
         let idle = more.timeouts[IDLE].is_some();
-        if !idle {
-            more.deadlines[IDLE] = None;
-        }
         self.word = self.word & !HAS_IDLE | if idle { HAS_IDLE } else { 0 };
-    }
-
-    /// Whether a stream has an idle timeout.
-    #[inline]
-    fn has_idle(&self) -> bool {
-        self.word & HAS_IDLE != 0
     }
 
     fn armed(&self, dir: usize) -> bool {
@@ -401,7 +358,7 @@ impl<const N: usize> State<N> {
     /// Whether `dir` has anything to time: a timeout of its own, or the
     /// idle timeout.
     fn timed(&self, dir: usize) -> bool {
-        self.has_idle() || self.timeout(dir).is_some()
+        self.word & HAS_IDLE != 0 || self.timeout(dir).is_some()
     }
 
     /// The idle time counts from `now`: the idle deadline is the idle
@@ -419,39 +376,31 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// Times the activity pending since the last clock read at this one:
-    /// the idle time counts from it, after the activity. Out of line: a
-    /// wait after a ready operation needs it, not a wait after a wait.
-    #[cold]
-    #[inline(never)]
-    fn time_activity(&mut self) {
-        self.word &= !ACTIVE;
-        self.restart_idle(Instant::now());
-    }
-
     /// Arms `dir`, which has a timeout to keep: its countdown starts now,
     /// and its sleep is aimed at its target. An error when a sleep is
     /// needed and none can be had (`dir` stays disarmed).
     #[inline]
     fn arm(&mut self, dir: usize) -> io::Result<()> {
         if self.word & ACTIVE != 0 {
-            self.time_activity();
+            // The activity pending since the last clock read is timed at
+            // this one: the idle time counts from it, after the activity.
+            self.word &= !ACTIVE;
+            self.restart_idle(Instant::now());
         }
         self.word |= ARMED << dir;
         // Without `More`, with `dir`'s sleep: the hot path, written out.
         // The idle deadline's sleep is due by it (`set` aims it, and the
         // deadline moves only later otherwise).
+        // (A slot with a sleep holds the word's one timeout's.)
         if let (true, Slot::Sleep(sleep)) = (self.slot_dir() == dir, &mut self.slot) {
-            if self.word & (ONE | HAS_IDLE) == ONE {
+            if self.word & HAS_IDLE == 0 {
                 let end = later(Instant::now(), one_timeout(self.word));
                 self.due = Some(end);
                 if sleep.deadline() > end {
                     sleep.reset(end);
                 }
-                return Ok(());
-            } else if self.word & ONE != 0 {
-                return Ok(());
             }
+            return Ok(());
         }
         self.start(dir)
     }
@@ -534,7 +483,8 @@ impl<const N: usize> State<N> {
                 }
                 self.disarm(dir);
                 coop::spend(cx);
-                return Err(timed_out());
+                // No payload (no allocation), as tokio-io-timeout's.
+                return Err(io::ErrorKind::TimedOut.into());
             }
             if attempt == 2 {
                 break;
@@ -569,7 +519,7 @@ impl<const N: usize> State<N> {
     fn completed(&mut self, dir: usize, ok: bool) {
         let armed = self.word & ARMED_ANY;
         self.disarm(dir);
-        if ok && self.has_idle() {
+        if ok && self.word & HAS_IDLE != 0 {
             if armed != 0 {
                 self.restart_idle(Instant::now());
             } else {

@@ -6,8 +6,7 @@ use super::*;
 /// allocator.
 #[test]
 fn the_slot_is_the_size_of_an_optional_sleep() {
-    assert_eq!(size_of::<Slot<1>>(), size_of::<Option<Sleep>>());
-    assert_eq!(size_of::<Slot<2>>(), size_of::<Option<Sleep>>());
+    assert_eq!(size_of::<Slot>(), size_of::<Option<Sleep>>());
     assert_eq!(size_of::<Option<Sleep>>(), 32);
     assert_eq!(size_of::<State<1>>(), 56);
     assert_eq!(size_of::<State<2>>(), 56);
