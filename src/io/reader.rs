@@ -56,7 +56,7 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutReader<R>, "reader");
+wrapper!(TimeoutReader<R>, "reader", reads Some(0), writes None);
 
 timeout! {
     TimeoutReader<R>, 0, "read", timeout, set_timeout, set_timeout_pinned,
@@ -64,6 +64,3 @@ timeout! {
     /// again, now, with the new timeout (or none). A read that was waiting
     /// with no timeout gets its countdown from its next poll.
 }
-
-reads!(TimeoutReader<R>, Some(0));
-writes!(TimeoutReader<R>, None);

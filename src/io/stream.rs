@@ -4,11 +4,6 @@ use pin_project_lite::pin_project;
 
 use crate::io::state::{Timeouts, IDLE};
 
-/// The index of the read countdown.
-const READ: usize = 0;
-/// The index of the write countdown.
-const WRITE: usize = 1;
-
 pin_project! {
     /// A stream whose reads and writes fail with
     /// [`TimedOut`](std::io::ErrorKind::TimedOut) when they stay pending too
@@ -87,16 +82,17 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutStream<S>, "stream");
+// Reads are direction 0, writes direction 1.
+wrapper!(TimeoutStream<S>, "stream", reads Some(0), writes Some(1));
 
 timeout! {
-    TimeoutStream<S>, READ, "read", read_timeout, set_read_timeout, set_read_timeout_pinned,
+    TimeoutStream<S>, 0, "read", read_timeout, set_read_timeout, set_read_timeout_pinned,
     /// A read waiting with its countdown running starts its countdown
     /// again, now, with the new timeout (or none). A read that was waiting
     /// with no timeout gets its countdown from its next poll.
 }
 timeout! {
-    TimeoutStream<S>, WRITE, "write", write_timeout, set_write_timeout, set_write_timeout_pinned,
+    TimeoutStream<S>, 1, "write", write_timeout, set_write_timeout, set_write_timeout_pinned,
     /// A write waiting with its countdown running starts its countdown
     /// again, now, with the new timeout (or none). A write that was waiting
     /// with no timeout gets its countdown from its next poll.
@@ -116,6 +112,3 @@ timeout! {
     /// waiting with no timeout at all gets the idle deadline from its next
     /// poll.
 }
-
-reads!(TimeoutStream<S>, Some(READ));
-writes!(TimeoutStream<S>, Some(WRITE));

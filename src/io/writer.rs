@@ -56,7 +56,7 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutWriter<W>, "writer");
+wrapper!(TimeoutWriter<W>, "writer", reads None, writes Some(0));
 
 timeout! {
     TimeoutWriter<W>, 0, "write", timeout, set_timeout, set_timeout_pinned,
@@ -64,6 +64,3 @@ timeout! {
     /// again, now, with the new timeout (or none). A write that was waiting
     /// with no timeout gets its countdown from its next poll.
 }
-
-reads!(TimeoutWriter<W>, None);
-writes!(TimeoutWriter<W>, Some(0));

@@ -104,7 +104,7 @@ const ONE_BITS: u64 = HAS_IDLE | 3 << OWNER | NS_MAX << NS_SHIFT;
 /// 64-byte block, where the one timeout as an `Option<Duration>` instead
 /// of in the word would take its 80-byte block (the module's tests check
 /// the sizes).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct State<const N: usize> {
     slot: Slot,
     /// The one timeout's deadline, without `More`.
@@ -113,9 +113,10 @@ struct State<const N: usize> {
 }
 
 /// The one timeout's sleep, or `More`.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 enum Slot {
     /// No sleep.
+    #[default]
     Empty,
     /// The sleep, made when first needed; kept, and moved, from then on.
     Sleep(Sleep),
@@ -151,19 +152,9 @@ impl<const N: usize> Timeouts<N> {
 
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
-        let mut t = Timeouts::new();
-        t.state_mut().more_mut().wheel = WheelOrDefault::held(wheel.clone());
-        t
-    }
-
-    fn state_mut(&mut self) -> &mut State<N> {
-        self.state.get_or_insert_with(|| {
-            Box::new(State {
-                slot: Slot::Empty,
-                due: None,
-                word: 0,
-            })
-        })
+        let mut state = Box::<State<N>>::default();
+        state.more_mut().wheel = WheelOrDefault::held(wheel.clone());
+        Timeouts { state: Some(state) }
     }
 
     /// The timeout `which`.
@@ -179,25 +170,23 @@ impl<const N: usize> Timeouts<N> {
         if timeout.is_none() && self.state.is_none() {
             return;
         }
-        let s = self.state_mut();
+        let s = self.state.get_or_insert_with(Box::default);
         s.store(which, timeout);
         if which == IDLE {
             // Activity before now counts from now, as the rest does.
             s.word &= !ACTIVE;
             s.restart_idle(Instant::now());
-        } else if s.armed(which) {
-            s.disarm(which);
-            // A sleep that cannot be had fails the next poll.
-            let _ = s.arm(which);
         }
-        // Lets the sleep of a direction with nothing left to time go.
-        // Only a direction that waits keeps its sleep (and the armed
-        // ones' are aimed): so a sleep without `More` is due by the idle
-        // deadline (see `arm`).
+        // Only a direction that waits keeps its sleep, aimed at its new
+        // target: so a sleep without `More` is due by the idle deadline
+        // (see `arm`).
         for dir in 0..N {
             if !s.armed(dir) || !s.timed(dir) {
                 s.disarm(dir);
                 s.put_sleep(dir, None);
+            } else if dir == which {
+                // A sleep that cannot be had fails the next poll.
+                let _ = s.arm(dir);
             }
         }
     }
@@ -411,11 +400,7 @@ impl<const N: usize> State<N> {
     fn start(&mut self, dir: usize) -> io::Result<()> {
         let end = self.timeout(dir).map(|t| later(Instant::now(), t));
         self.set_deadline(dir, end);
-        let r = self.aim(dir, false);
-        if r.is_err() {
-            self.disarm(dir);
-        }
-        r
+        self.aim(dir, false).inspect_err(|_| self.disarm(dir))
     }
 
     /// Puts armed `dir`'s sleep at its target: a sleep due by then stays
@@ -465,7 +450,8 @@ impl<const N: usize> State<N> {
         if coop::poll_budget(cx).is_pending() {
             return Ok(());
         }
-        for attempt in 0.. {
+        let mut attempt = 0;
+        let e: io::Error = loop {
             if let Some(sleep) = self.sleep_mut(dir) {
                 if sleep.poll_unbudgeted(cx).is_pending() {
                     return Ok(());
@@ -481,25 +467,23 @@ impl<const N: usize> State<N> {
                     // idle period later, not at once on every operation.
                     self.restart_idle(now);
                 }
-                self.disarm(dir);
-                coop::spend(cx);
                 // No payload (no allocation), as tokio-io-timeout's.
-                return Err(io::ErrorKind::TimedOut.into());
-            }
-            if attempt == 2 {
-                break;
+                break io::ErrorKind::TimedOut.into();
+            } else if attempt == 2 {
+                // Completed with nothing due three times, the last time a
+                // sleep made anew: its wheel has shut down.
+                break Error::shutdown().into();
             }
             // Nothing due: the sleep is set again, then made anew.
             if attempt == 1 {
                 self.put_sleep(dir, None);
             }
             self.aim(dir, true)?;
-        }
-        // Completed with nothing due three times, the last time a sleep
-        // made anew: its wheel has shut down.
+            attempt += 1;
+        };
         self.disarm(dir);
         coop::spend(cx);
-        Err(Error::shutdown().into())
+        Err(e)
     }
 
     /// An operation of `dir` completed (successfully when `ok`).
