@@ -139,11 +139,6 @@ struct More {
     sleeps: [Option<Sleep>; 2],
 }
 
-/// The one timeout in `word`, if it holds one.
-fn one_timeout(word: u64) -> Duration {
-    Duration::from_nanos(word >> NS_SHIFT)
-}
-
 impl<const N: usize> Timeouts<N> {
     /// No timeout, on the default wheel.
     pub(crate) const fn new() -> Timeouts<N> {
@@ -205,16 +200,11 @@ impl<const N: usize> Timeouts<N> {
         let (Some(dir), Some(s)) = (dir, self.state.as_deref_mut()) else {
             return r;
         };
-        match r {
-            Poll::Pending => match s.poll_pending(dir, cx) {
-                Ok(()) => Poll::Pending,
-                Err(e) => Poll::Ready(Err(e)),
-            },
-            Poll::Ready(r) => {
-                s.completed(dir, r.is_ok());
-                Poll::Ready(r)
-            }
+        match &r {
+            Poll::Pending => s.poll_pending(dir, cx)?,
+            Poll::Ready(r) => s.completed(dir, r.is_ok()),
         }
+        r
     }
 }
 
@@ -232,7 +222,7 @@ impl<const N: usize> State<N> {
         if self.more().is_none() {
             let mut more = Box::<More>::default();
             if let Some(which) = self.owner() {
-                more.timeouts[which] = Some(one_timeout(self.word));
+                more.timeouts[which] = Some(Duration::from_nanos(self.word >> NS_SHIFT));
                 more.deadlines[which] = self.due;
             }
             if let Slot::Sleep(sleep) = std::mem::replace(&mut self.slot, Slot::Empty) {
@@ -262,7 +252,9 @@ impl<const N: usize> State<N> {
     fn timeout(&self, which: usize) -> Option<Duration> {
         match self.more() {
             Some(more) => more.timeouts[which],
-            None => (self.owner() == Some(which)).then(|| one_timeout(self.word)),
+            None => {
+                (self.owner() == Some(which)).then(|| Duration::from_nanos(self.word >> NS_SHIFT))
+            }
         }
     }
 
@@ -308,32 +300,26 @@ impl<const N: usize> State<N> {
     }
 
     /// Stores the timeout `which`: in the word when it can hold it (no
-    /// `More`, no other timeout, at most `NS_MAX`), else in `More`.
+    /// `More`, no other timeout, at most `NS_MAX`), else in `More`; the
+    /// removal of a timeout that is not set changes nothing.
     fn store(&mut self, which: usize, timeout: Option<Duration>) {
-        if self.more().is_none() {
-            let mine = self.owner().is_none_or(|w| w == which);
-            let ns = timeout.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
-            match ns {
-                None if !mine => return,
-                None => {
-                    self.word &= !ONE_BITS;
-                    (self.slot, self.due) = (Slot::Empty, None);
-                    return;
-                }
-                Some(ns) if mine && ns <= NS_MAX => {
-                    let idle = if which == IDLE { HAS_IDLE } else { 0 };
-                    let kind = (which as u64 + 1) << OWNER | idle;
-                    self.word = self.word & !ONE_BITS | kind | ns << NS_SHIFT;
-                    return;
-                }
-                Some(_) => {}
+        let ns = timeout.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
+        let free = self.more().is_none() && self.owner().is_none_or(|w| w == which);
+        if free && ns.is_none_or(|ns| ns <= NS_MAX) {
+            let idle = if which == IDLE { HAS_IDLE } else { 0 };
+            let kind = ns.map_or(0, |ns| (which as u64 + 1) << OWNER | idle | ns << NS_SHIFT);
+            self.word = self.word & !ONE_BITS | kind;
+            if ns.is_none() {
+                (self.slot, self.due) = (Slot::Empty, None);
             }
+        } else if timeout.is_some() || self.more().is_some() {
+            let more = self.more_mut();
+            more.timeouts[which] = timeout;
+            // `set` restarts the idle time: no idle timeout, no idle
+            // deadline.
+            let idle = more.timeouts[IDLE].is_some();
+            self.word = self.word & !HAS_IDLE | if idle { HAS_IDLE } else { 0 };
         }
-        let more = self.more_mut();
-        more.timeouts[which] = timeout;
-        // `set` restarts the idle time: no idle timeout, no idle deadline.
-        let idle = more.timeouts[IDLE].is_some();
-        self.word = self.word & !HAS_IDLE | if idle { HAS_IDLE } else { 0 };
     }
 
     fn armed(&self, dir: usize) -> bool {
@@ -383,7 +369,7 @@ impl<const N: usize> State<N> {
         // (A slot with a sleep holds the word's one timeout's.)
         if let (true, Slot::Sleep(sleep)) = (self.slot_dir() == dir, &mut self.slot) {
             if self.word & HAS_IDLE == 0 {
-                let end = later(Instant::now(), one_timeout(self.word));
+                let end = later(Instant::now(), Duration::from_nanos(self.word >> NS_SHIFT));
                 self.due = Some(end);
                 if sleep.deadline() > end {
                     sleep.reset(end);
