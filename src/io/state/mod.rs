@@ -13,9 +13,10 @@
 //! second box, `More`, which holds everything instead (a held wheel,
 //! several timeouts, a timeout the word cannot hold, the sleep of a
 //! stream's second direction), made when first needed and kept. The
-//! accessors (`timeout`, `deadline`, `sleep_mut`, `put_sleep` and their
-//! setters) hide which of the two holds what, so that the countdowns are
-//! written once.
+//! accessors (`timeout`; `deadline` and `set_deadline`; `sleep_mut` and
+//! `put_sleep`) hide which of the two holds what, so that the countdowns
+//! are written once; only `State::arm` writes out its hot path on the
+//! word and the slot.
 //!
 //! # Invariants
 //!
@@ -30,9 +31,15 @@
 //!   its target stays, fires there, and the poll it wakes finds nothing
 //!   due and moves it on. So a connection whose reads wait once per
 //!   message costs one move per countdown period, not one per message.
+//!   Setting a timeout lets the sleep of every direction that is not
+//!   waiting go (the next wait makes one where it belongs).
 //! - Without `More`, the word's one timeout is the only one, and `due` is
 //!   its deadline: its direction's countdown end (read only while that
-//!   direction is armed), or the idle deadline.
+//!   direction is armed), or the idle deadline. The slot holds a sleep
+//!   only while the word holds a timeout, and an idle timeout's sleep is
+//!   due by the idle deadline, armed or not: that deadline moves only
+//!   later, but when the idle timeout is set, which aims the sleep of a
+//!   waiting direction and lets the others go.
 //! - A completed operation only disarms its direction (one store) and,
 //!   with an idle timeout, records its success as activity. The idle
 //!   deadline is the idle timeout after a clock read made after the last
@@ -118,7 +125,8 @@ enum Slot {
     /// No sleep.
     #[default]
     Empty,
-    /// The sleep, made when first needed; kept, and moved, from then on.
+    /// The sleep, made when first needed; kept, and moved, until a
+    /// timeout is set while its direction is not waiting.
     Sleep(Sleep),
     /// Everything, when the word and the slot cannot hold it.
     More(Box<More>),
@@ -344,7 +352,7 @@ impl<const N: usize> State<N> {
         let due = self.timeout(IDLE).map(|t| later(now, t));
         self.set_deadline(IDLE, due);
         for dir in 0..N {
-            if self.word & ARMED_ANY != 0 && self.armed(dir) {
+            if self.armed(dir) {
                 // A sleep that cannot be had fails the next poll.
                 let _ = self.aim(dir, false);
             }
@@ -363,10 +371,9 @@ impl<const N: usize> State<N> {
             self.restart_idle(Instant::now());
         }
         self.word |= ARMED << dir;
-        // Without `More`, with `dir`'s sleep: the hot path, written out.
-        // The idle deadline's sleep is due by it (`set` aims it, and the
-        // deadline moves only later otherwise).
-        // (A slot with a sleep holds the word's one timeout's.)
+        // Without `More`, with `dir`'s sleep (that of the word's one
+        // timeout): the hot path, written out. The idle timeout's sleep is
+        // due by its deadline (see the invariants).
         if let (true, Slot::Sleep(sleep)) = (self.slot_dir() == dir, &mut self.slot) {
             if self.word & HAS_IDLE == 0 {
                 let end = later(Instant::now(), Duration::from_nanos(self.word >> NS_SHIFT));
