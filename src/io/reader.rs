@@ -56,9 +56,11 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutReader<R>, "reader");
+wrapper!(TimeoutReader<R>, "reader", reads Some(0), writes None);
 
-timeout! { TimeoutReader<R>, dir 0, "read", timeout, set_timeout, set_timeout_pinned }
-
-reads!(TimeoutReader<R>, Some(0));
-writes!(TimeoutReader<R>, None);
+timeout! {
+    TimeoutReader<R>, 0, "read", timeout, set_timeout, set_timeout_pinned,
+    /// A read waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A read that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}

@@ -2,12 +2,7 @@
 
 use pin_project_lite::pin_project;
 
-use crate::io::state::Timeouts;
-
-/// The index of the read countdown.
-const READ: usize = 0;
-/// The index of the write countdown.
-const WRITE: usize = 1;
+use crate::io::state::{Timeouts, IDLE};
 
 pin_project! {
     /// A stream whose reads and writes fail with
@@ -87,11 +82,33 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutStream<S>, "stream");
+// Reads are direction 0, writes direction 1.
+wrapper!(TimeoutStream<S>, "stream", reads Some(0), writes Some(1));
 
-timeout! { TimeoutStream<S>, dir READ, "read", read_timeout, set_read_timeout, set_read_timeout_pinned }
-timeout! { TimeoutStream<S>, dir WRITE, "write", write_timeout, set_write_timeout, set_write_timeout_pinned }
-timeout! { TimeoutStream<S>, idle, idle_timeout, set_idle_timeout, set_idle_timeout_pinned }
-
-reads!(TimeoutStream<S>, Some(READ));
-writes!(TimeoutStream<S>, Some(WRITE));
+timeout! {
+    TimeoutStream<S>, 0, "read", read_timeout, set_read_timeout, set_read_timeout_pinned,
+    /// A read waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A read that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}
+timeout! {
+    TimeoutStream<S>, 1, "write", write_timeout, set_write_timeout, set_write_timeout_pinned,
+    /// A write waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A write that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}
+timeout! {
+    TimeoutStream<S>, IDLE, "idle", idle_timeout, set_idle_timeout, set_idle_timeout_pinned,
+    /// The idle time counts from now, and again from each read or write
+    /// that completes successfully: from the instant it completes if it
+    /// waited, or if another read or write of the stream was waiting
+    /// meanwhile; otherwise (it was ready at once, and nothing waited) from
+    /// the stream's next wait, so that a task's work between a ready read
+    /// and its next wait is not idle time, as tokio-io-timeout's countdowns
+    /// start at the first poll that waits. The read or write that waits
+    /// returns `TimedOut` once `timeout` of idle time has passed: never
+    /// less than `timeout` after the last success. A read or write waiting
+    /// with a countdown running moves its deadline to match; one that was
+    /// waiting with no timeout at all gets the idle deadline from its next
+    /// poll.
+}

@@ -11,9 +11,13 @@
 //! [`TimeoutStream`]: super::TimeoutStream
 
 /// `new`, `with_wheel`, `get_ref`, `get_mut`, `get_pin_mut`, `into_inner`
-/// and a pass-through `AsyncSeek` for `$ty<$p>`, which wraps a `$noun`.
+/// for `$ty<$p>`, which wraps a `$noun`; its `AsyncRead` and
+/// `AsyncBufRead` (reads and `poll_fill_buf`) timed as direction `$read`,
+/// its `AsyncWrite` (writes, flushes and shutdowns, one countdown for all)
+/// as direction `$write` (`None`: untimed), and a pass-through
+/// `AsyncSeek`.
 macro_rules! wrapper {
-    ($ty:ident<$p:ident>, $noun:literal) => {
+    ($ty:ident<$p:ident>, $noun:literal, reads $read:expr, writes $write:expr) => {
         impl<$p> $ty<$p> {
             #[doc = concat!("Wraps a ", $noun, ", with no timeout. Its timer, when one")]
             /// is needed, is made on the default wheel of the runtime that
@@ -144,58 +148,39 @@ macro_rules! wrapper {
                 self.project().inner.start_seek(position)
             }
 
-            fn poll_complete(
-                self: ::std::pin::Pin<&mut Self>,
-                cx: &mut ::std::task::Context<'_>,
-            ) -> ::std::task::Poll<::std::io::Result<u64>> {
-                self.project().inner.poll_complete(cx)
+            timed!(None, poll_complete() -> u64);
+        }
+
+        impl<$p: ::tokio::io::AsyncRead> ::tokio::io::AsyncRead for $ty<$p> {
+            timed!($read, poll_read(buf: &mut ::tokio::io::ReadBuf<'_>) -> ());
+        }
+
+        impl<$p: ::tokio::io::AsyncBufRead> ::tokio::io::AsyncBufRead for $ty<$p> {
+            timed!($read, poll_fill_buf() -> &[u8]);
+
+            fn consume(self: ::std::pin::Pin<&mut Self>, amt: usize) {
+                self.project().inner.consume(amt);
+            }
+        }
+
+        impl<$p: ::tokio::io::AsyncWrite> ::tokio::io::AsyncWrite for $ty<$p> {
+            timed!($write, poll_write(buf: &[u8]) -> usize);
+            timed!($write, poll_write_vectored(bufs: &[::std::io::IoSlice<'_>]) -> usize);
+            timed!($write, poll_flush() -> ());
+            timed!($write, poll_shutdown() -> ());
+
+            fn is_write_vectored(&self) -> bool {
+                self.inner.is_write_vectored()
             }
         }
     };
 }
 
 /// The getter `$get` and the setters `$set` and `$pinned` of the `$noun`
-/// timeout of `$ty<$p>`: that of direction `$dir`, or (`idle`) the idle
-/// timeout.
+/// timeout of `$ty<$p>`, the timeout `$which` (see `Timeouts`); the doc
+/// comments given say what setting it does to an operation.
 macro_rules! timeout {
-    ($ty:ident<$p:ident>, dir $dir:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident) => {
-        timeout!(
-            @ $ty<$p>,
-            $crate::io::state::Which::Dir($dir),
-            $noun,
-            $get,
-            $set,
-            $pinned,
-            concat!(
-                "A ", $noun, " waiting with its countdown running starts its countdown again, ",
-                "now, with the new timeout (or none). A ", $noun, " that was waiting with no ",
-                "timeout gets its countdown from its next poll."
-            )
-        );
-    };
-    ($ty:ident<$p:ident>, idle, $get:ident, $set:ident, $pinned:ident) => {
-        timeout!(
-            @ $ty<$p>,
-            $crate::io::state::Which::Idle,
-            "idle",
-            $get,
-            $set,
-            $pinned,
-            concat!(
-                "The idle time counts from now, and again from each read or write that ",
-                "completes successfully: from the instant it completes if it waited, or if ",
-                "another read or write of the stream was waiting meanwhile; otherwise (it was ",
-                "ready at once, and nothing waited) from the stream's next wait, so that a ",
-                "task's work between a ready read and its next wait is not idle time, as ",
-                "tokio-io-timeout's countdowns start at the first poll that waits. The read or ",
-                "write that waits returns `TimedOut` once `timeout` of idle time has passed: ",
-                "never less than `timeout` after the last success. A read or write waiting ",
-                "with a countdown running moves its deadline to match; one that was waiting ",
-                "with no timeout at all gets the idle deadline from its next poll."
-            )
-        );
-    };
-    (@ $ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $doc:expr) => {
+    ($ty:ident<$p:ident>, $which:expr, $noun:literal, $get:ident, $set:ident, $pinned:ident, $(#[$doc:meta])*) => {
         impl<$p> $ty<$p> {
             #[doc = concat!("The ", $noun, " timeout; `None` (no timeout) until one is set.")]
             ///
@@ -204,13 +189,9 @@ macro_rules! timeout {
             /// ```
             /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
             /// # async fn main() {
-            /// use std::time::Duration;
-            ///
             /// let (_peer, socket) = tokio::io::duplex(64);
-            #[doc = concat!("let mut io = ", "hashwheel::io::", stringify!($ty), "::new(socket);")]
+            #[doc = concat!("let io = hashwheel::io::", stringify!($ty), "::new(socket);")]
             #[doc = concat!("assert_eq!(io.", stringify!($get), "(), None);")]
-            #[doc = concat!("io.", stringify!($set), "(Some(Duration::from_secs(5)));")]
-            #[doc = concat!("assert_eq!(io.", stringify!($get), "(), Some(Duration::from_secs(5)));")]
             /// # }
             /// ```
             pub fn $get(&self) -> Option<::std::time::Duration> {
@@ -219,7 +200,7 @@ macro_rules! timeout {
 
             #[doc = concat!("Sets the ", $noun, " timeout; `None` removes it.")]
             ///
-            #[doc = $doc]
+            $(#[$doc])*
             ///
             /// `Duration::ZERO` fails every operation it times that would
             /// wait, without waiting. A timeout too large for an `Instant`
@@ -289,41 +270,6 @@ macro_rules! timed {
             let this = self.project();
             let r = this.inner.$name(cx, $($arg),*);
             this.timeouts.check($dir, cx, r)
-        }
-    };
-}
-
-/// `AsyncRead` and `AsyncBufRead` for `$ty<$p>`: reads, and
-/// `poll_fill_buf`, timed as direction `$dir` (`None`: untimed).
-macro_rules! reads {
-    ($ty:ident<$p:ident>, $dir:expr) => {
-        impl<$p: ::tokio::io::AsyncRead> ::tokio::io::AsyncRead for $ty<$p> {
-            timed!($dir, poll_read(buf: &mut ::tokio::io::ReadBuf<'_>) -> ());
-        }
-
-        impl<$p: ::tokio::io::AsyncBufRead> ::tokio::io::AsyncBufRead for $ty<$p> {
-            timed!($dir, poll_fill_buf() -> &[u8]);
-
-            fn consume(self: ::std::pin::Pin<&mut Self>, amt: usize) {
-                self.project().inner.consume(amt);
-            }
-        }
-    };
-}
-
-/// `AsyncWrite` for `$ty<$p>`: writes, flushes and shutdowns timed as
-/// direction `$dir` (`None`: untimed), one countdown for all of them.
-macro_rules! writes {
-    ($ty:ident<$p:ident>, $dir:expr) => {
-        impl<$p: ::tokio::io::AsyncWrite> ::tokio::io::AsyncWrite for $ty<$p> {
-            timed!($dir, poll_write(buf: &[u8]) -> usize);
-            timed!($dir, poll_write_vectored(bufs: &[::std::io::IoSlice<'_>]) -> usize);
-            timed!($dir, poll_flush() -> ());
-            timed!($dir, poll_shutdown() -> ());
-
-            fn is_write_vectored(&self) -> bool {
-                self.inner.is_write_vectored()
-            }
         }
     };
 }

@@ -56,9 +56,11 @@ pin_project! {
     }
 }
 
-wrapper!(TimeoutWriter<W>, "writer");
+wrapper!(TimeoutWriter<W>, "writer", reads None, writes Some(0));
 
-timeout! { TimeoutWriter<W>, dir 0, "write", timeout, set_timeout, set_timeout_pinned }
-
-reads!(TimeoutWriter<W>, None);
-writes!(TimeoutWriter<W>, Some(0));
+timeout! {
+    TimeoutWriter<W>, 0, "write", timeout, set_timeout, set_timeout_pinned,
+    /// A write waiting with its countdown running starts its countdown
+    /// again, now, with the new timeout (or none). A write that was waiting
+    /// with no timeout gets its countdown from its next poll.
+}

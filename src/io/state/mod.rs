@@ -2,15 +2,21 @@
 //! [`TimeoutWriter`] and [`TimeoutStream`].
 //!
 //! A wrapper times one direction (a reader, a writer) or two (a stream);
-//! a stream also has an idle deadline. What a wrapper keeps lives in one
+//! a stream also has an idle deadline. Its timeouts are indexed: its
+//! directions from 0, then [`IDLE`]. What a wrapper keeps lives in one
 //! box, made when the first timeout is set (or with the wrapper, when it
 //! is given a [`Wheel`]); a wrapper with no timeout holds a null pointer.
 //! The box holds all that a wrapper with one timeout needs: the *word*
 //! (the flags, and the *one timeout*: which, and its nanoseconds), `due`
-//! (its deadline) and the *slot* (its sleep); or, in the slot, a second
-//! box, `More`, which holds everything instead (a held wheel, several
-//! timeouts, a timeout the word cannot hold, the sleep of a stream's
-//! second direction), made when first needed and kept.
+//! (its deadline) and the *slot* (its sleep, that of the direction the
+//! word names: the idle timeout's is direction 0's); or, in the slot, a
+//! second box, `More`, which holds everything instead (a held wheel,
+//! several timeouts, a timeout the word cannot hold, the sleep of a
+//! stream's second direction), made when first needed and kept. The
+//! accessors (`timeout`; `deadline` and `set_deadline`; `sleep_mut` and
+//! `put_sleep`) hide which of the two holds what, so that the countdowns
+//! are written once; only `State::arm` writes out its hot path on the
+//! word and the slot.
 //!
 //! # Invariants
 //!
@@ -19,15 +25,21 @@
 //!   completes. While armed, its *target* is the earliest of its
 //!   countdown's end and the idle deadline. Its sleep, if it has one, is
 //!   due at or before the target; it has none only when the target had
-//!   passed when it was armed: then it fails on that poll, with no timer.
+//!   passed when it was aimed: then it fails on that poll, with no timer.
 //! - A sleep is moved only to an earlier deadline when a direction is
 //!   armed or a deadline moves (a timeout made shorter); one due before
 //!   its target stays, fires there, and the poll it wakes finds nothing
 //!   due and moves it on. So a connection whose reads wait once per
 //!   message costs one move per countdown period, not one per message.
-//! - Without `More`, `due` is a direction's countdown end while it is
-//!   armed, or the idle deadline (kept armed or not). A stream's second
-//!   direction that waits on an idle timeout makes `More`.
+//!   Setting a timeout lets the sleep of every direction that is not
+//!   waiting go (the next wait makes one where it belongs).
+//! - Without `More`, the word's one timeout is the only one, and `due` is
+//!   its deadline: its direction's countdown end (read only while that
+//!   direction is armed), or the idle deadline. The slot holds a sleep
+//!   only while the word holds a timeout, and an idle timeout's sleep is
+//!   due by the idle deadline, armed or not: that deadline moves only
+//!   later, but when the idle timeout is set, which aims the sleep of a
+//!   waiting direction and lets the others go.
 //! - A completed operation only disarms its direction (one store) and,
 //!   with an idle timeout, records its success as activity. The idle
 //!   deadline is the idle timeout after a clock read made after the last
@@ -59,23 +71,8 @@ use crate::sleep::Sleep;
 use crate::wheel::Wheel;
 use crate::wheel_or_default::WheelOrDefault;
 
-mod more;
-
-use more::More;
-
-/// The error of an operation that ran out of time: kind `TimedOut`, no
-/// payload (no allocation), as tokio-io-timeout returns it.
-fn timed_out() -> io::Error {
-    io::Error::from(io::ErrorKind::TimedOut)
-}
-
-/// Which timeout of a wrapper: that of a direction (its index), or the
-/// idle timeout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Which {
-    Dir(usize),
-    Idle,
-}
+/// The index of the idle timeout, after a stream's two directions.
+pub(crate) const IDLE: usize = 2;
 
 /// The timeouts of a wrapper with `N` directions (1 or 2).
 #[derive(Debug)]
@@ -95,47 +92,59 @@ const ARMED_ANY: u64 = ARMED | ARMED << 1;
 /// from the wrapper's next clock read (see `State::completed`).
 const ACTIVE: u64 = 1 << 2;
 /// The stream has an idle timeout (in the word or in `More`).
-const IDLE: u64 = 1 << 3;
-/// The word holds the one timeout: the idle one when `IDLE` is set, else
-/// that of the direction in bit `ONE_DIR`.
-const ONE: u64 = 1 << 4;
-/// The bit of the one timeout's direction.
-const ONE_DIR: u32 = 5;
+const HAS_IDLE: u64 = 1 << 3;
+/// Where the two bits start that say which timeout the word holds, plus
+/// one: 0 when it holds none.
+const OWNER: u32 = 4;
 /// Where the one timeout's nanoseconds start.
 const NS_SHIFT: u32 = 6;
 /// The longest timeout the word holds, in nanoseconds (9 years); a longer
 /// one goes to `More`.
 const NS_MAX: u64 = u64::MAX >> NS_SHIFT;
 /// The bits of the one timeout.
-const ONE_BITS: u64 = ONE | IDLE | 1 << ONE_DIR | NS_MAX << NS_SHIFT;
+const ONE_BITS: u64 = HAS_IDLE | 3 << OWNER | NS_MAX << NS_SHIFT;
 
 /// What a wrapper with a timeout, or a wheel of its own, keeps.
-#[derive(Debug)]
+///
+/// A sleep (niche filling keeps the slot at the size of an
+/// `Option<Sleep>`), an instant and one word: 56 bytes, the allocator's
+/// 64-byte block, where the one timeout as an `Option<Duration>` instead
+/// of in the word would take its 80-byte block (the module's tests check
+/// the sizes).
+#[derive(Debug, Default)]
 struct State<const N: usize> {
-    slot: Slot<N>,
-    /// The one timeout's deadline, without `More`: a direction's countdown
-    /// end while it is armed, or the idle deadline.
+    slot: Slot,
+    /// The one timeout's deadline, without `More`.
     due: Option<Instant>,
     word: u64,
 }
 
-// The box that `State` is: a sleep (niche filling keeps the slot at the
-// size of an `Option<Sleep>`), an instant and one word: 56 bytes, the
-// allocator's 64-byte block, where the one timeout as an `Option<Duration>`
-// instead of in the word would take its 80-byte block.
-const _: () = assert!(size_of::<State<1>>() <= size_of::<Option<Sleep>>() + 24);
-const _: () = assert!(size_of::<State<2>>() <= size_of::<Option<Sleep>>() + 24);
-
 /// The one timeout's sleep, or `More`.
-#[derive(Debug)]
-enum Slot<const N: usize> {
-    /// No sleep yet.
+#[derive(Debug, Default)]
+enum Slot {
+    /// No sleep.
+    #[default]
     Empty,
-    /// The sleep, due at or before the deadline: made when first needed;
-    /// kept, and moved, from then on.
+    /// The sleep, made when first needed; kept, and moved, until a
+    /// timeout is set while its direction is not waiting.
     Sleep(Sleep),
     /// Everything, when the word and the slot cannot hold it.
-    More(Box<More<N>>),
+    More(Box<More>),
+}
+
+/// A wrapper's timeouts, deadlines and sleeps, each in a field of its own.
+#[derive(Debug, Default)]
+struct More {
+    /// The wheel the sleeps are made on: its own, or the default wheel of
+    /// the runtime that polls the wrapper when a sleep is needed.
+    wheel: WheelOrDefault,
+    /// Each direction's timeout, then the idle timeout.
+    timeouts: [Option<Duration>; 3],
+    /// Each direction's countdown end (read only while it is armed), then
+    /// the idle deadline (while there is an idle timeout).
+    deadlines: [Option<Instant>; 3],
+    /// Each direction's sleep.
+    sleeps: [Option<Sleep>; 2],
 }
 
 impl<const N: usize> Timeouts<N> {
@@ -146,23 +155,13 @@ impl<const N: usize> Timeouts<N> {
 
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
-        let mut t = Timeouts::new();
-        t.state_mut().more_mut().wheel = WheelOrDefault::held(wheel.clone());
-        t
-    }
-
-    fn state_mut(&mut self) -> &mut State<N> {
-        self.state.get_or_insert_with(|| {
-            Box::new(State {
-                slot: Slot::Empty,
-                due: None,
-                word: 0,
-            })
-        })
+        let mut state = Box::<State<N>>::default();
+        state.more_mut().wheel = WheelOrDefault::held(wheel.clone());
+        Timeouts { state: Some(state) }
     }
 
     /// The timeout `which`.
-    pub(crate) fn get(&self, which: Which) -> Option<Duration> {
+    pub(crate) fn get(&self, which: usize) -> Option<Duration> {
         self.state.as_ref()?.timeout(which)
     }
 
@@ -170,29 +169,27 @@ impl<const N: usize> Timeouts<N> {
     /// again now, with the new timeout (tokio-io-timeout's
     /// `set_timeout_pinned` disarms it and wakes the task, whose next poll
     /// starts it again); the idle time counts from now.
-    pub(crate) fn set(&mut self, which: Which, timeout: Option<Duration>) {
+    pub(crate) fn set(&mut self, which: usize, timeout: Option<Duration>) {
         if timeout.is_none() && self.state.is_none() {
             return;
         }
-        let s = self.state_mut();
+        let s = self.state.get_or_insert_with(Box::default);
         s.store(which, timeout);
-        match which {
-            Which::Dir(dir) => {
-                if s.armed(dir) {
-                    s.disarm(dir);
-                    // A sleep that cannot be had fails the next poll.
-                    let _ = s.arm(dir);
-                }
-                s.refresh(dir);
-            }
-            Which::Idle => {
-                // Activity before now counts from now, as the rest does.
-                s.word &= !ACTIVE;
-                s.restart_idle(Instant::now());
-                s.aim_one();
-                for dir in 0..N {
-                    s.refresh(dir);
-                }
+        if which == IDLE {
+            // Activity before now counts from now, as the rest does.
+            s.word &= !ACTIVE;
+            s.restart_idle(Instant::now());
+        }
+        // Only a direction that waits keeps its sleep, aimed at its new
+        // target: so a sleep without `More` is due by the idle deadline
+        // (see `arm`).
+        for dir in 0..N {
+            if !s.armed(dir) || !s.timed(dir) {
+                s.disarm(dir);
+                s.put_sleep(dir, None);
+            } else if dir == which {
+                // A sleep that cannot be had fails the next poll.
+                let _ = s.arm(dir);
             }
         }
     }
@@ -211,30 +208,36 @@ impl<const N: usize> Timeouts<N> {
         let (Some(dir), Some(s)) = (dir, self.state.as_deref_mut()) else {
             return r;
         };
-        match r {
-            Poll::Pending => match s.poll_pending(dir, cx) {
-                Ok(()) => Poll::Pending,
-                Err(e) => Poll::Ready(Err(e)),
-            },
-            Poll::Ready(r) => {
-                s.completed(dir, r.is_ok());
-                Poll::Ready(r)
-            }
+        match &r {
+            Poll::Pending => s.poll_pending(dir, cx)?,
+            Poll::Ready(r) => s.completed(dir, r.is_ok()),
         }
+        r
     }
 }
 
 impl<const N: usize> State<N> {
-    fn more(&self) -> Option<&More<N>> {
+    fn more(&self) -> Option<&More> {
         match &self.slot {
             Slot::More(more) => Some(more),
             _ => None,
         }
     }
 
-    fn more_mut(&mut self) -> &mut More<N> {
-        if !matches!(self.slot, Slot::More(_)) {
-            self.make_more();
+    /// `More`, made when first needed from what the word and the slot
+    /// hold.
+    fn more_mut(&mut self) -> &mut More {
+        if self.more().is_none() {
+            let mut more = Box::<More>::default();
+            if let Some(which) = self.owner() {
+                more.timeouts[which] = Some(Duration::from_nanos(self.word >> NS_SHIFT));
+                more.deadlines[which] = self.due;
+            }
+            if let Slot::Sleep(sleep) = std::mem::replace(&mut self.slot, Slot::Empty) {
+                more.sleeps[self.slot_dir()] = Some(sleep);
+            }
+            self.slot = Slot::More(more);
+            self.word &= !(ONE_BITS & !HAS_IDLE);
         }
         match &mut self.slot {
             Slot::More(more) => more,
@@ -242,104 +245,89 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// Moves what the word and the slot hold into a new `More`.
-    #[cold]
-    #[inline(never)]
-    fn make_more(&mut self) {
-        let mut more = Box::new(More::new());
-        let due = self.due.take();
-        let slot = std::mem::replace(&mut self.slot, Slot::Empty);
-        if let Some((which, t)) = self.one() {
-            let dir = match which {
-                Which::Idle => {
-                    (more.idle, more.idle_due) = (Some(t), due);
-                    0
-                }
-                Which::Dir(dir) => {
-                    more.dirs[dir].timeout = Some(t);
-                    more.dirs[dir].end = due.filter(|_| self.armed(dir));
-                    dir
-                }
-            };
-            if let Slot::Sleep(sleep) = slot {
-                more.dirs[dir].sleep = Some(sleep);
-            }
-        }
-        self.slot = Slot::More(more);
-        self.word &= !(ONE_BITS & !IDLE);
+    /// The direction whose sleep the slot holds, without `More`: 1 when
+    /// the word holds direction 1's timeout, else 0.
+    fn slot_dir(&self) -> usize {
+        usize::from(self.word >> OWNER & 3 == 2)
     }
 
-    /// The one timeout the word holds, if it holds one.
+    /// Which timeout the word holds, if it holds one.
     #[inline]
-    fn one(&self) -> Option<(Which, Duration)> {
-        if self.word & ONE == 0 {
-            return None;
-        }
-        let which = if self.word & IDLE != 0 {
-            Which::Idle
-        } else {
-            Which::Dir((self.word >> ONE_DIR & 1) as usize)
-        };
-        Some((which, Duration::from_nanos(self.word >> NS_SHIFT)))
+    fn owner(&self) -> Option<usize> {
+        (self.word >> OWNER & 3).checked_sub(1).map(|w| w as usize)
     }
 
-    /// Moves the slot's sleep to the deadline when it is due after it
-    /// (the timeout was made shorter).
-    fn aim_one(&mut self) {
-        if let (Slot::Sleep(sleep), Some(due)) = (&mut self.slot, self.due) {
-            if sleep.deadline() > due {
-                sleep.reset(due);
+    fn timeout(&self, which: usize) -> Option<Duration> {
+        match self.more() {
+            Some(more) => more.timeouts[which],
+            None => {
+                (self.owner() == Some(which)).then(|| Duration::from_nanos(self.word >> NS_SHIFT))
             }
         }
     }
 
-    fn timeout(&self, which: Which) -> Option<Duration> {
-        match (self.more(), which) {
-            (Some(more), Which::Dir(dir)) => more.dirs[dir].timeout,
-            (Some(more), Which::Idle) => more.idle,
-            (None, _) => self.one().filter(|(w, _)| *w == which).map(|(_, t)| t),
+    /// The deadline of `which`: a direction's countdown end, or the idle
+    /// deadline.
+    #[inline]
+    fn deadline(&self, which: usize) -> Option<Instant> {
+        match self.more() {
+            Some(more) => more.deadlines[which],
+            None => self.due.filter(|_| self.owner() == Some(which)),
+        }
+    }
+
+    /// Sets the deadline of `which`, which has a timeout if `at` is one.
+    fn set_deadline(&mut self, which: usize, at: Option<Instant>) {
+        let mine = self.owner() == Some(which);
+        match &mut self.slot {
+            Slot::More(more) => more.deadlines[which] = at,
+            _ if mine => self.due = at,
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn sleep_mut(&mut self, dir: usize) -> Option<&mut Sleep> {
+        let mine = self.slot_dir() == dir;
+        match &mut self.slot {
+            Slot::More(more) => more.sleeps[dir].as_mut(),
+            Slot::Sleep(sleep) if mine => Some(sleep),
+            _ => None,
+        }
+    }
+
+    /// Sets the sleep of `dir`; a second direction's sleep makes `More`.
+    fn put_sleep(&mut self, dir: usize, sleep: Option<Sleep>) {
+        let mine = self.slot_dir() == dir;
+        match &mut self.slot {
+            Slot::More(more) => more.sleeps[dir] = sleep,
+            slot if mine => *slot = sleep.map_or(Slot::Empty, Slot::Sleep),
+            _ if sleep.is_some() => self.more_mut().sleeps[dir] = sleep,
+            _ => {}
         }
     }
 
     /// Stores the timeout `which`: in the word when it can hold it (no
-    /// `More`, no other timeout, at most `NS_MAX`), else in `More`.
-    fn store(&mut self, which: Which, timeout: Option<Duration>) {
-        if self.more().is_none() {
-            let mine = self.one().is_none_or(|(w, _)| w == which);
-            let ns = timeout.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
-            match ns {
-                None if !mine => return,
-                None => {
-                    self.word &= !ONE_BITS;
-                    return;
-                }
-                Some(ns) if mine && ns <= NS_MAX => {
-                    let kind = match which {
-                        Which::Idle => IDLE,
-                        Which::Dir(dir) => (dir as u64) << ONE_DIR,
-                    };
-                    self.word = self.word & !ONE_BITS | ONE | kind | ns << NS_SHIFT;
-                    return;
-                }
-                Some(_) => {}
+    /// `More`, no other timeout, at most `NS_MAX`), else in `More`; the
+    /// removal of a timeout that is not set changes nothing.
+    fn store(&mut self, which: usize, timeout: Option<Duration>) {
+        let ns = timeout.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
+        let free = self.more().is_none() && self.owner().is_none_or(|w| w == which);
+        if free && ns.is_none_or(|ns| ns <= NS_MAX) {
+            let idle = if which == IDLE { HAS_IDLE } else { 0 };
+            let kind = ns.map_or(0, |ns| (which as u64 + 1) << OWNER | idle | ns << NS_SHIFT);
+            self.word = self.word & !ONE_BITS | kind;
+            if ns.is_none() {
+                (self.slot, self.due) = (Slot::Empty, None);
             }
+        } else if timeout.is_some() || self.more().is_some() {
+            let more = self.more_mut();
+            more.timeouts[which] = timeout;
+            // `set` restarts the idle time: no idle timeout, no idle
+            // deadline.
+            let idle = more.timeouts[IDLE].is_some();
+            self.word = self.word & !HAS_IDLE | if idle { HAS_IDLE } else { 0 };
         }
-        let more = self.more_mut();
-        match which {
-            Which::Dir(dir) => more.dirs[dir].timeout = timeout,
-            Which::Idle => more.idle = timeout,
-        }
-        let idle = more.idle.is_some();
-        if !idle {
-            more.idle_due = None;
-        }
-        self.word = self.word & !IDLE | if idle { IDLE } else { 0 };
-    }
-
-    /// Whether a stream has an idle timeout.
-    #[inline]
-    fn has_idle(&self) -> bool {
-        self.word & IDLE != 0
     }
 
     fn armed(&self, dir: usize) -> bool {
@@ -353,7 +341,7 @@ impl<const N: usize> State<N> {
     /// Whether `dir` has anything to time: a timeout of its own, or the
     /// idle timeout.
     fn timed(&self, dir: usize) -> bool {
-        self.has_idle() || self.timeout(Which::Dir(dir)).is_some()
+        self.word & HAS_IDLE != 0 || self.timeout(dir).is_some()
     }
 
     /// The idle time counts from `now`: the idle deadline is the idle
@@ -361,108 +349,89 @@ impl<const N: usize> State<N> {
     /// not a ready one.
     #[inline(never)]
     fn restart_idle(&mut self, now: Instant) {
-        let one = self.one();
-        match (&mut self.slot, one) {
-            (Slot::More(more), _) => {
-                more.idle_due = more.idle.map(|t| later(now, t));
-                for dir in 0..N {
-                    if self.word & (ARMED << dir) != 0 {
-                        // A sleep that cannot be had fails the next poll.
-                        let _ = more.aim(dir, false);
-                    }
-                }
+        let due = self.timeout(IDLE).map(|t| later(now, t));
+        self.set_deadline(IDLE, due);
+        for dir in 0..N {
+            if self.armed(dir) {
+                // A sleep that cannot be had fails the next poll.
+                let _ = self.aim(dir, false);
             }
-            (slot, Some((Which::Idle, t))) => {
-                if t.is_zero() {
-                    // Due at once: no timer (see `arm`).
-                    *slot = Slot::Empty;
-                }
-                self.due = Some(later(now, t));
-            }
-            _ => {}
-        }
-    }
-
-    /// Times the activity pending since the last clock read at this one:
-    /// the idle time counts from it, after the activity. Out of line: a
-    /// wait after a ready operation needs it, not a wait after a wait.
-    #[cold]
-    #[inline(never)]
-    fn time_activity(&mut self) {
-        self.word &= !ACTIVE;
-        self.restart_idle(Instant::now());
-    }
-
-    /// After a timeout of `dir` changed: lets its sleep go when `dir` has
-    /// nothing left to time.
-    fn refresh(&mut self, dir: usize) {
-        if self.timed(dir) {
-            return;
-        }
-        self.disarm(dir);
-        let one = self.one();
-        match &mut self.slot {
-            Slot::More(more) => (more.dirs[dir].end, more.dirs[dir].sleep) = (None, None),
-            slot if one.is_none() => (*slot, self.due) = (Slot::Empty, None),
-            _ => {}
         }
     }
 
     /// Arms `dir`, which has a timeout to keep: its countdown starts now,
-    /// and its sleep is put at its target, or made there, unless the
-    /// target has passed. An error when a sleep is needed and none can be
-    /// had (`dir` stays disarmed).
+    /// and its sleep is aimed at its target. An error when a sleep is
+    /// needed and none can be had (`dir` stays disarmed).
     #[inline]
     fn arm(&mut self, dir: usize) -> io::Result<()> {
         if self.word & ACTIVE != 0 {
-            self.time_activity();
+            // The activity pending since the last clock read is timed at
+            // this one: the idle time counts from it, after the activity.
+            self.word &= !ACTIVE;
+            self.restart_idle(Instant::now());
         }
         self.word |= ARMED << dir;
-        if self.word & (IDLE | ONE) == IDLE | ONE && dir == 0 && matches!(self.slot, Slot::Sleep(_))
-        {
-            // The idle timeout alone, and its sleep due by its deadline.
+        // Without `More`, with `dir`'s sleep (that of the word's one
+        // timeout): the hot path, written out. The idle timeout's sleep is
+        // due by its deadline (see the invariants).
+        if let (true, Slot::Sleep(sleep)) = (self.slot_dir() == dir, &mut self.slot) {
+            if self.word & HAS_IDLE == 0 {
+                let end = later(Instant::now(), Duration::from_nanos(self.word >> NS_SHIFT));
+                self.due = Some(end);
+                if sleep.deadline() > end {
+                    sleep.reset(end);
+                }
+            }
             return Ok(());
         }
-        let one = self.one();
-        let r = match (&mut self.slot, one) {
-            (Slot::More(more), _) => more.arm(dir),
-            (slot, Some((Which::Dir(_), t))) => {
-                let due = later(Instant::now(), t);
-                self.due = Some(due);
-                match slot {
-                    // Due at once: no timer, the poll fails.
-                    _ if t.is_zero() => *slot = Slot::Empty,
-                    // A sleep due before the end stays there (see the
-                    // invariants).
-                    Slot::Sleep(sleep) => {
-                        if sleep.deadline() > due {
-                            sleep.reset(due);
-                        }
-                    }
-                    _ => *slot = Slot::Sleep(new_sleep(due)?),
-                }
-                Ok(())
-            }
-            // The idle deadline: a sleep is made there unless it has
-            // passed.
-            (slot, _) if dir == 0 => {
-                if let Some(due) = self.due.filter(|&due| due > Instant::now()) {
-                    *slot = Slot::Sleep(new_sleep(due)?);
-                }
-                Ok(())
-            }
-            // A second direction's sleep: `More` holds it.
-            _ => self.more_mut().arm(dir),
+        self.start(dir)
+    }
+
+    /// Starts armed `dir`'s countdown now, and aims its sleep; disarms it
+    /// when no sleep can be had.
+    #[inline(never)]
+    fn start(&mut self, dir: usize) -> io::Result<()> {
+        let end = self.timeout(dir).map(|t| later(Instant::now(), t));
+        self.set_deadline(dir, end);
+        self.aim(dir, false).inspect_err(|_| self.disarm(dir))
+    }
+
+    /// Puts armed `dir`'s sleep at its target: a sleep due by then stays
+    /// (unless `again`); one due later is moved there; none is made there,
+    /// unless the target has passed: then the sleep goes, and the poll
+    /// fails with no timer. An error when no sleep can be had.
+    fn aim(&mut self, dir: usize, again: bool) -> io::Result<()> {
+        let targets = [self.deadline(dir), self.deadline(IDLE)];
+        let Some(at) = targets.into_iter().flatten().min() else {
+            return Ok(());
         };
-        if r.is_err() {
-            self.disarm(dir);
+        if !again && self.sleep_mut(dir).is_some_and(|s| s.deadline() <= at) {
+            return Ok(());
         }
-        r
+        if at <= Instant::now() {
+            self.put_sleep(dir, None);
+        } else if let Some(sleep) = self.sleep_mut(dir) {
+            sleep.reset(at);
+        } else {
+            let default = WheelOrDefault::current();
+            let wheel = self.more().map_or(&default, |more| &more.wheel);
+            let sleep = wheel.try_sleep_until(at)?;
+            self.put_sleep(dir, Some(sleep));
+        }
+        Ok(())
     }
 
     /// An operation of `dir` is pending: arm `dir` if it is not, and poll
-    /// its sleep. An error when a deadline has passed, or when no sleep
-    /// can be had.
+    /// its sleep; when it completes (or `dir` has none: its target had
+    /// passed), returns the timeout that is due, or sets the sleep again
+    /// (see the invariants). An error when a deadline has passed, or when
+    /// no sleep can be had.
+    ///
+    /// It spends the task's budget as tokio-io-timeout's one `Sleep` poll
+    /// does: out of budget, the operation stays pending before the deadline
+    /// is looked at (the task is scheduled again); a unit is spent when the
+    /// poll ends in an error. The sleeps set again in between spend
+    /// nothing more.
     #[inline(never)]
     fn poll_pending(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
         if !self.armed(dir) {
@@ -471,95 +440,43 @@ impl<const N: usize> State<N> {
             }
             self.arm(dir)?;
         }
-        self.poll_sleep(dir, cx)
-    }
-
-    fn sleep_mut(&mut self, dir: usize) -> Option<&mut Sleep> {
-        match &mut self.slot {
-            Slot::More(more) => more.dirs[dir].sleep.as_mut(),
-            Slot::Sleep(sleep) => Some(sleep),
-            _ => None,
-        }
-    }
-
-    /// Whether armed `dir`'s countdown, and whether the idle deadline, has
-    /// passed at `now`.
-    fn due(&self, dir: usize, now: Instant) -> (bool, bool) {
-        let passed = |at: Option<Instant>| at.is_some_and(|at| at <= now);
-        match self.more() {
-            Some(more) => (passed(more.dirs[dir].end), passed(more.idle_due)),
-            None => {
-                let due = passed(self.due);
-                (due && !self.has_idle(), due && self.has_idle())
-            }
-        }
-    }
-
-    /// Polls armed `dir`'s sleep; when it completes (or `dir` has none:
-    /// its target had passed), returns the timeout that is due, or sets
-    /// the sleep again (see the invariants).
-    ///
-    /// It spends the task's budget as tokio-io-timeout's one `Sleep` poll
-    /// does: out of budget, the operation stays pending before the deadline
-    /// is looked at (the task is scheduled again); a unit is spent when the
-    /// poll ends in an error. The sleeps set again in between spend
-    /// nothing more.
-    fn poll_sleep(&mut self, dir: usize, cx: &mut Context<'_>) -> io::Result<()> {
         if coop::poll_budget(cx).is_pending() {
             return Ok(());
         }
-        for attempt in 0.. {
+        let mut attempt = 0;
+        let e: io::Error = loop {
             if let Some(sleep) = self.sleep_mut(dir) {
                 if sleep.poll_unbudgeted(cx).is_pending() {
                     return Ok(());
                 }
             }
             let now = Instant::now();
-            let (ends, idle) = self.due(dir, now);
-            if ends || idle {
+            let passed = |which| self.deadline(which).is_some_and(|at| at <= now);
+            let idle = passed(IDLE);
+            if idle || passed(dir) {
                 if idle {
                     // The idle time counts again from here: a caller that
                     // keeps the stream gets its next idle timeout a whole
                     // idle period later, not at once on every operation.
                     self.restart_idle(now);
                 }
-                self.disarm(dir);
-                coop::spend(cx);
-                return Err(timed_out());
-            }
-            if attempt == 2 {
-                break;
+                // No payload (no allocation), as tokio-io-timeout's.
+                break io::ErrorKind::TimedOut.into();
+            } else if attempt == 2 {
+                // Completed with nothing due three times, the last time a
+                // sleep made anew: its wheel has shut down.
+                break Error::shutdown().into();
             }
             // Nothing due: the sleep is set again, then made anew.
-            self.make_sleep(dir, attempt == 1)?;
-        }
-        // Completed with nothing due three times, the last time a sleep
-        // made anew: its wheel has shut down.
+            if attempt == 1 {
+                self.put_sleep(dir, None);
+            }
+            self.aim(dir, true)?;
+            attempt += 1;
+        };
         self.disarm(dir);
         coop::spend(cx);
-        Err(Error::shutdown().into())
-    }
-
-    /// Puts armed `dir`'s sleep at its target again; or, `anew`, makes a
-    /// new one there.
-    fn make_sleep(&mut self, dir: usize, anew: bool) -> io::Result<()> {
-        match &mut self.slot {
-            Slot::More(more) => {
-                if anew {
-                    more.dirs[dir].sleep = None;
-                }
-                return more.aim(dir, true);
-            }
-            slot => {
-                // Not reached without a deadline: an armed direction has one.
-                let Some(due) = self.due else { return Ok(()) };
-                match slot {
-                    Slot::Sleep(sleep) if !anew => sleep.reset(due),
-                    _ => *slot = Slot::Sleep(new_sleep(due)?),
-                }
-            }
-        }
-        Ok(())
+        Err(e)
     }
 
     /// An operation of `dir` completed (successfully when `ok`).
@@ -579,7 +496,7 @@ impl<const N: usize> State<N> {
     fn completed(&mut self, dir: usize, ok: bool) {
         let armed = self.word & ARMED_ANY;
         self.disarm(dir);
-        if ok && self.has_idle() {
+        if ok && self.word & HAS_IDLE != 0 {
             if armed != 0 {
                 self.restart_idle(Instant::now());
             } else {
@@ -587,12 +504,6 @@ impl<const N: usize> State<N> {
             }
         }
     }
-}
-
-/// A sleep until `at` on the default wheel (a wrapper without `More` has
-/// no wheel of its own).
-fn new_sleep(at: Instant) -> io::Result<Sleep> {
-    Ok(WheelOrDefault::current().try_sleep_until(at)?)
 }
 
 #[cfg(test)]

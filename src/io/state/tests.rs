@@ -6,8 +6,7 @@ use super::*;
 /// allocator.
 #[test]
 fn the_slot_is_the_size_of_an_optional_sleep() {
-    assert_eq!(size_of::<Slot<1>>(), size_of::<Option<Sleep>>());
-    assert_eq!(size_of::<Slot<2>>(), size_of::<Option<Sleep>>());
+    assert_eq!(size_of::<Slot>(), size_of::<Option<Sleep>>());
     assert_eq!(size_of::<Option<Sleep>>(), 32);
     assert_eq!(size_of::<State<1>>(), 56);
     assert_eq!(size_of::<State<2>>(), 56);
@@ -28,17 +27,13 @@ fn every_timeout_reads_back_as_set() {
         (Duration::from_nanos(NS_MAX + 1), false),
         (Duration::MAX, false),
     ] {
-        for which in [Which::Idle, Which::Dir(0), Which::Dir(1)] {
+        for which in [IDLE, 0, 1] {
             let mut s = Timeouts::<2>::new();
             s.set(which, Some(t));
             assert_eq!(s.get(which), Some(t));
             let more = s.state.as_ref().unwrap().more().is_some();
             assert_eq!(more, !in_word, "{t:?} {which:?} in More");
-            let other = if which == Which::Idle {
-                Which::Dir(1)
-            } else {
-                Which::Idle
-            };
+            let other = if which == IDLE { 1 } else { IDLE };
             assert_eq!(s.get(other), None);
             s.set(other, Some(ms(7)));
             assert_eq!((s.get(which), s.get(other)), (Some(t), Some(ms(7))));
@@ -46,9 +41,9 @@ fn every_timeout_reads_back_as_set() {
             assert_eq!((s.get(which), s.get(other)), (None, Some(ms(7))));
         }
         let mut r = Timeouts::<1>::new();
-        r.set(Which::Dir(0), Some(t));
-        assert_eq!(r.get(Which::Dir(0)), Some(t));
-        r.set(Which::Dir(0), None);
-        assert_eq!(r.get(Which::Dir(0)), None);
+        r.set(0, Some(t));
+        assert_eq!(r.get(0), Some(t));
+        r.set(0, None);
+        assert_eq!(r.get(0), None);
     }
 }
