@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::engine::clock::{later, Reached};
+use crate::engine::clock::{instant_after, later, Reached};
 use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
@@ -168,7 +168,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset(&mut self) {
-        self.sleep.reset(later(Instant::now(), self.period));
+        self.reset_at(instant_after(self.period));
     }
 
     /// Makes the next tick come at once.
@@ -214,8 +214,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_after(&mut self, after: Duration) {
-        self.sleep
-            .reset(later(Instant::now(), sleep_duration(after)));
+        self.reset_at(instant_after(sleep_duration(after)));
     }
 
     /// Makes the next tick come at `deadline`.

@@ -136,8 +136,10 @@ impl<T> DelayQueue<T> {
     /// ```
     pub fn clear(&mut self) {
         if !self.is_empty() {
-            self.bind().clear();
             self.wake();
+        }
+        if let Some((wheel, _)) = &mut self.bound {
+            wheel.clear();
         }
         self.armed = None;
     }
