@@ -216,15 +216,17 @@ impl<T> DelayQueue<T> {
         DelayQueue::on(claim_default(what), capacity)
     }
 
-    /// The queue's wheel and alarm; a queue made outside a runtime finds
-    /// them here, at its first insert.
+    /// The queue's wheel; a queue made outside a runtime finds it, and its
+    /// alarm, here at its first insert.
     #[track_caller]
     fn bind(&mut self) -> &mut QueueWheel<T> {
-        let (wheel, _) = self.bound.get_or_insert_with(|| {
+        // Not `get_or_insert_with`: a claim's panic in a closure would point
+        // here, not at the caller.
+        if self.bound.is_none() {
             let alarm = QueueAlarm::new(claim_default("DelayQueue::insert"));
-            (QueueWheel::new(&alarm, self.reserved), alarm)
-        });
-        wheel
+            self.bound = Some((QueueWheel::new(&alarm, self.reserved), alarm));
+        }
+        &mut self.bound.as_mut().expect("bound above").0
     }
 
     /// Wakes the task last seen in `poll_expired`, for which the alarm
@@ -310,17 +312,13 @@ impl<T> DelayQueue<T> {
     fn poll_due(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         let (wheel, alarm) = self.bound.as_mut().expect("a bound queue");
         loop {
-            let due = match wheel.look() {
+            let (due, ring) = match wheel.look() {
                 Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
-                Look::Wait(due) => due,
-                Look::Never => {
-                    // Only values that never expire.
-                    self.armed = None;
-                    return Poll::Pending;
-                }
+                Look::Wait(due) => (Some(due), alarm.set(due, cx.waker())),
+                // Only values that never expire: pending, no alarm set.
+                Look::Never => (None, Ring::Set),
             };
-            let ring = alarm.set(due, cx.waker());
-            self.armed = (ring == Ring::Set).then_some(due);
+            self.armed = due.filter(|_| ring == Ring::Set);
             match ring {
                 Ring::Set => return Poll::Pending,
                 // The next turn of the loop advances to it.
