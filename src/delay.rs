@@ -10,7 +10,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::coop;
+use crate::engine::clock::Deadline;
 use crate::engine::entry::shared::{Outcome, SharedEntry};
+use crate::engine::registry::Kind;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
@@ -56,25 +58,19 @@ use crate::wheel::{claim_default, try_claim_default, Wheel};
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 #[derive(Debug)]
 pub struct Delay {
-    entry: Arc<SharedEntry>,
+    /// The delay's own handle: what it polls, and what [`handle`](Delay::handle) clones.
+    handle: TimeoutHandle,
     /// This delay's place among the wheel's live timers, given back when it
     /// is dropped (its handles may live on).
     _claim: ShardRef,
 }
 
 impl Delay {
-    /// A delay `duration` from now on the wheel of `shard`.
-    pub(crate) fn after(shard: ShardRef, duration: Duration) -> Delay {
+    /// A delay on the wheel of `shard`, until the deadline `at` gives on it.
+    fn new(shard: ShardRef, at: impl FnOnce(&ShardRef) -> Deadline) -> Delay {
+        let entry = SharedEntry::delay(&shard, at(&shard));
         Delay {
-            entry: SharedEntry::delay(&shard, shard.deadline_after(duration)),
-            _claim: shard,
-        }
-    }
-
-    /// A delay until `deadline` on the wheel of `shard`.
-    pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Delay {
-        Delay {
-            entry: SharedEntry::delay(&shard, shard.deadline_at(deadline)),
+            handle: TimeoutHandle { entry },
             _claim: shard,
         }
     }
@@ -97,9 +93,7 @@ impl Delay {
     /// # }
     /// ```
     pub fn handle(&self) -> TimeoutHandle {
-        TimeoutHandle {
-            entry: self.entry.clone(),
-        }
+        self.handle.clone()
     }
 
     /// The instant at which this delay expires.
@@ -121,7 +115,7 @@ impl Delay {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        self.entry.deadline()
+        self.handle.deadline()
     }
 }
 
@@ -130,9 +124,9 @@ impl Future for Delay {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // The task's budget, spent as by a `Sleep`.
-        coop::budgeted(cx, |cx| self.entry.poll(cx)).map(|outcome| match outcome {
+        coop::budgeted(cx, |cx| self.handle.entry.poll(cx)).map(|outcome| match outcome {
             Outcome::Expired => Ok(()),
-            Outcome::Cancelled => Err(Error::cancelled()),
+            Outcome::Cancelled => Err(Error::from(Kind::Cancelled)),
             Outcome::Shutdown => Err(Error::shutdown()),
         })
     }
@@ -140,7 +134,7 @@ impl Future for Delay {
 
 impl Drop for Delay {
     fn drop(&mut self) {
-        self.entry.release();
+        self.handle.entry.release();
     }
 }
 
@@ -173,15 +167,11 @@ impl Drop for Delay {
 /// ```
 #[derive(Debug, Clone)]
 pub struct TimeoutHandle {
-    entry: Arc<SharedEntry>,
+    /// A delay's entry, or a scheduled future's (`spawn_after`).
+    pub(crate) entry: Arc<SharedEntry>,
 }
 
 impl TimeoutHandle {
-    /// The handle of a scheduled future's entry (`spawn_after`).
-    pub(crate) fn of(entry: Arc<SharedEntry>) -> TimeoutHandle {
-        TimeoutHandle { entry }
-    }
-
     /// Cancels the delay: it resolves to an error for which
     /// [`Error::is_cancelled`] holds, and the wheel forgets its timer at once.
     ///
@@ -298,8 +288,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn delay(&self, duration: Duration) -> Delay {
-        let shard = self.claim_or_panic("delay");
-        Delay::after(shard, duration)
+        Delay::new(self.claim_or_panic("delay"), |s| s.deadline_after(duration))
     }
 
     /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
@@ -323,8 +312,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
-        let shard = self.claim()?;
-        Ok(Delay::after(shard, duration))
+        Ok(Delay::new(self.claim()?, |s| s.deadline_after(duration)))
     }
 
     /// A cancellable [`Delay`] that expires at `deadline`.
@@ -349,8 +337,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn delay_at(&self, deadline: Instant) -> Delay {
-        let shard = self.claim_or_panic("delay_at");
-        Delay::until(shard, deadline)
+        Delay::new(self.claim_or_panic("delay_at"), |s| s.deadline_at(deadline))
     }
 
     /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
@@ -375,8 +362,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
-        let shard = self.claim()?;
-        Ok(Delay::until(shard, deadline))
+        Ok(Delay::new(self.claim()?, |s| s.deadline_at(deadline)))
     }
 }
 
@@ -423,7 +409,7 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn delay(duration: Duration) -> Delay {
-    Delay::after(claim_default("delay"), duration)
+    Delay::new(claim_default("delay"), |s| s.deadline_after(duration))
 }
 
 /// Like [`delay`](fn@delay), but returns an error where it would panic.
@@ -449,7 +435,8 @@ pub fn delay(duration: Duration) -> Delay {
 /// # }
 /// ```
 pub fn try_delay(duration: Duration) -> Result<Delay, Error> {
-    Ok(Delay::after(try_claim_default()?, duration))
+    let shard = try_claim_default()?;
+    Ok(Delay::new(shard, |s| s.deadline_after(duration)))
 }
 
 /// A cancellable [`Delay`] that expires at `deadline`, on the current
@@ -484,7 +471,7 @@ pub fn try_delay(duration: Duration) -> Result<Delay, Error> {
 /// ```
 #[track_caller]
 pub fn delay_at(deadline: Instant) -> Delay {
-    Delay::until(claim_default("delay_at"), deadline)
+    Delay::new(claim_default("delay_at"), |s| s.deadline_at(deadline))
 }
 
 /// Like [`delay_at`], but returns an error where it would panic.
@@ -508,5 +495,6 @@ pub fn delay_at(deadline: Instant) -> Delay {
 /// # }
 /// ```
 pub fn try_delay_at(deadline: Instant) -> Result<Delay, Error> {
-    Ok(Delay::until(try_claim_default()?, deadline))
+    let shard = try_claim_default()?;
+    Ok(Delay::new(shard, |s| s.deadline_at(deadline)))
 }

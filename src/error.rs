@@ -131,24 +131,16 @@ impl From<Elapsed> for io::Error {
 /// assert!(err.is_no_runtime());
 /// assert!(!err.is_no_timer() && !err.is_at_capacity() && !err.is_shutdown());
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Error(Kind);
 
 impl Error {
-    pub(crate) fn cancelled() -> Error {
-        Error(Kind::Cancelled)
-    }
-
     pub(crate) fn shutdown() -> Error {
         Error(Kind::Shutdown)
     }
 
     pub(crate) fn at_capacity() -> Error {
         Error(Kind::AtCapacity)
-    }
-
-    pub(crate) fn no_runtime() -> Error {
-        Error(Kind::NoRuntime)
     }
 
     /// Panics with this error, naming the function `what` that failed:
@@ -270,27 +262,17 @@ impl Error {
     pub fn is_no_timer(&self) -> bool {
         self.0 == Kind::NoTimer
     }
+}
 
-    fn description(&self) -> &'static str {
-        match self.0 {
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
             Kind::Cancelled => "the timer was cancelled",
             Kind::Shutdown => "the timer wheel has shut down",
             Kind::AtCapacity => AT_CAPACITY,
             Kind::NoRuntime => NO_RUNTIME,
             Kind::NoTimer => NO_TIMER,
-        }
-    }
-}
-
-impl fmt::Debug for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Error").field(&self.0).finish()
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.description())
+        })
     }
 }
 
@@ -305,6 +287,16 @@ impl From<Error> for io::Error {
 impl From<Kind> for Error {
     fn from(kind: Kind) -> Error {
         Error(kind)
+    }
+}
+
+/// The value of `result`, or the panic of its error naming the function
+/// `what` (see [`Error::fail`]): a plain constructor over its `try_` twin.
+#[track_caller]
+pub(crate) fn unwrap_or_fail<T>(result: Result<T, Error>, what: &str) -> T {
+    match result {
+        Ok(value) => value,
+        Err(e) => e.fail(what),
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::engine::clock::{later, Reached};
+use crate::engine::clock::{instant_after, later, Reached};
 use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
@@ -64,12 +64,12 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// An interval on the wheel of `shard` whose first tick is at `start`.
-    /// `period` is non-zero: the constructors check it first.
-    fn new(shard: ShardRef, start: Instant, period: Duration) -> Interval {
+    /// An interval of a [`checked`] `period` on the wheel of `shard`, whose
+    /// first tick is at `start`.
+    fn new(period: Duration, shard: ShardRef, start: Instant) -> Interval {
         Interval {
             sleep: Sleep::until(shard, start),
-            period: sleep_duration(period),
+            period,
             missed: MissedTickBehavior::Burst,
         }
     }
@@ -131,28 +131,20 @@ impl Interval {
         }
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
-        let next = if now.saturating_duration_since(scheduled) > MISSED_AFTER {
-            self.next_after_miss(scheduled, now)
-        } else {
-            later(scheduled, self.period)
+        let late = now.saturating_duration_since(scheduled);
+        // A tick more than the threshold late was missed: the behavior
+        // says what comes next. On time, or with `Burst`, one period on.
+        let next = match self.missed {
+            MissedTickBehavior::Delay if late > MISSED_AFTER => later(now, self.period),
+            MissedTickBehavior::Skip if late > MISSED_AFTER => {
+                let into = late.as_nanos() % self.period.as_nanos();
+                let into = u64::try_from(into).expect("below the period");
+                later(now, self.period - Duration::from_nanos(into))
+            }
+            _ => later(scheduled, self.period),
         };
         self.sleep.reset_known(next, Reached::by(next, now));
         Poll::Ready(scheduled)
-    }
-
-    /// The next tick after one scheduled at `scheduled` and seen at `now`,
-    /// more than the threshold late.
-    fn next_after_miss(&self, scheduled: Instant, now: Instant) -> Instant {
-        match self.missed {
-            MissedTickBehavior::Burst => later(scheduled, self.period),
-            MissedTickBehavior::Delay => later(now, self.period),
-            MissedTickBehavior::Skip => {
-                let late = now.duration_since(scheduled).as_nanos();
-                let period = self.period.as_nanos();
-                let into = u64::try_from(late % period).expect("below the period");
-                later(now, self.period - Duration::from_nanos(into))
-            }
-        }
     }
 
     /// Makes the next tick come one period from now.
@@ -176,7 +168,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset(&mut self) {
-        self.sleep.reset(later(Instant::now(), self.period));
+        self.reset_at(instant_after(self.period));
     }
 
     /// Makes the next tick come at once.
@@ -222,8 +214,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_after(&mut self, after: Duration) {
-        self.sleep
-            .reset(later(Instant::now(), sleep_duration(after)));
+        self.reset_at(instant_after(sleep_duration(after)));
     }
 
     /// Makes the next tick come at `deadline`.
@@ -323,11 +314,16 @@ impl Stream for Interval {
 
 // ===== impl Wheel =====
 
-/// Panics, as tokio's `interval` does, on a zero period: there is no
-/// sensible interval to make, whatever the wheel.
+/// `period`, as the wheel's timers hold it; a panic, as tokio's `interval`
+/// raises, on a zero one: there is no sensible interval to make, whatever
+/// the wheel. The constructors check it before they claim their timer
+/// (on a line of its own, or as the first argument of [`Interval::new`]:
+/// arguments are evaluated in order), so that a zero period panics even
+/// on a wheel at capacity.
 #[track_caller]
-fn check_period(period: Duration) {
+fn checked(period: Duration) -> Duration {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    sleep_duration(period)
 }
 
 impl Wheel {
@@ -349,8 +345,8 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn interval(&self, period: Duration) -> Interval {
-        check_period(period);
-        Interval::new(self.claim_or_panic("interval"), Instant::now(), period)
+        let period = checked(period);
+        Interval::new(period, self.claim_or_panic("interval"), Instant::now())
     }
 
     /// Like [`interval`](Wheel::interval), but returns an error when the
@@ -407,8 +403,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
-        check_period(period);
-        Interval::new(self.claim_or_panic("interval_at"), start, period)
+        Interval::new(checked(period), self.claim_or_panic("interval_at"), start)
     }
 
     /// Like [`interval_at`](Wheel::interval_at), but returns an error when
@@ -439,8 +434,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn try_interval_at(&self, start: Instant, period: Duration) -> Result<Interval, Error> {
-        check_period(period);
-        Ok(Interval::new(self.claim()?, start, period))
+        Ok(Interval::new(checked(period), self.claim()?, start))
     }
 }
 
@@ -486,8 +480,7 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
-    check_period(period);
-    Interval::new(claim_default("interval"), Instant::now(), period)
+    Interval::new(checked(period), claim_default("interval"), Instant::now())
 }
 
 /// Like [`interval`](fn@interval), but returns an error where it would
@@ -558,8 +551,7 @@ pub fn try_interval(period: Duration) -> Result<Interval, Error> {
 /// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    check_period(period);
-    Interval::new(claim_default("interval_at"), start, period)
+    Interval::new(checked(period), claim_default("interval_at"), start)
 }
 
 /// Like [`interval_at`], but returns an error where it would panic for want
@@ -590,6 +582,5 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 /// ```
 #[track_caller]
 pub fn try_interval_at(start: Instant, period: Duration) -> Result<Interval, Error> {
-    check_period(period);
-    Ok(Interval::new(try_claim_default()?, start, period))
+    Ok(Interval::new(checked(period), try_claim_default()?, start))
 }

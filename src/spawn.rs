@@ -7,14 +7,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::delay::TimeoutHandle;
+use crate::engine::clock::instant_after;
 use crate::engine::entry::shared::schedule;
-use crate::error::Error;
-use crate::wheel::{try_claim_default, Wheel};
-
-/// The runtime to spawn on.
-fn current_runtime() -> Result<tokio::runtime::Handle, Error> {
-    tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())
-}
+use crate::engine::registry::Kind;
+use crate::error::{unwrap_or_fail, Error};
+use crate::wheel::Wheel;
 
 // ===== impl Wheel =====
 
@@ -52,13 +49,9 @@ impl Wheel {
     #[track_caller]
     pub fn spawn_after<F>(&self, duration: Duration, future: F) -> TimeoutHandle
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future<Output: Send + 'static> + Send + 'static,
     {
-        match self.try_spawn_after(duration, future) {
-            Ok(h) => h,
-            Err(e) => e.fail("Wheel::spawn_after"),
-        }
+        unwrap_or_fail(self.try_spawn_after(duration, future), "Wheel::spawn_after")
     }
 
     /// Like [`spawn_after`](Wheel::spawn_after), but returns an error where
@@ -86,13 +79,9 @@ impl Wheel {
     /// ```
     pub fn try_spawn_after<F>(&self, duration: Duration, future: F) -> Result<TimeoutHandle, Error>
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future<Output: Send + 'static> + Send + 'static,
     {
-        let runtime = current_runtime()?;
-        let shard = self.claim()?;
-        let at = shard.deadline_after(duration);
-        Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
+        self.try_spawn_at(instant_after(duration), future)
     }
 
     /// Spawns `future` on the current runtime at `deadline`; see
@@ -130,13 +119,9 @@ impl Wheel {
     #[track_caller]
     pub fn spawn_at<F>(&self, deadline: Instant, future: F) -> TimeoutHandle
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future<Output: Send + 'static> + Send + 'static,
     {
-        match self.try_spawn_at(deadline, future) {
-            Ok(h) => h,
-            Err(e) => e.fail("Wheel::spawn_at"),
-        }
+        unwrap_or_fail(self.try_spawn_at(deadline, future), "Wheel::spawn_at")
     }
 
     /// Like [`spawn_at`](Wheel::spawn_at), but returns an error where it
@@ -159,13 +144,17 @@ impl Wheel {
     /// ```
     pub fn try_spawn_at<F>(&self, deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future<Output: Send + 'static> + Send + 'static,
     {
-        let runtime = current_runtime()?;
+        // The runtime first: outside one that is the error, whatever the
+        // wheel holds.
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| Error::from(Kind::NoRuntime))?;
         let shard = self.claim()?;
         let at = shard.deadline_at(deadline);
-        Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
+        Ok(TimeoutHandle {
+            entry: schedule(shard, at, runtime, future),
+        })
     }
 }
 
@@ -211,13 +200,9 @@ impl Wheel {
 #[track_caller]
 pub fn spawn_after<F>(duration: Duration, future: F) -> TimeoutHandle
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future<Output: Send + 'static> + Send + 'static,
 {
-    match try_spawn_after(duration, future) {
-        Ok(handle) => handle,
-        Err(e) => e.fail("spawn_after"),
-    }
+    unwrap_or_fail(try_spawn_after(duration, future), "spawn_after")
 }
 
 /// Like [`spawn_after`](fn@spawn_after), but returns an error where it
@@ -245,13 +230,9 @@ where
 /// ```
 pub fn try_spawn_after<F>(duration: Duration, future: F) -> Result<TimeoutHandle, Error>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future<Output: Send + 'static> + Send + 'static,
 {
-    let shard = try_claim_default()?;
-    let runtime = current_runtime()?;
-    let at = shard.deadline_after(duration);
-    Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
+    Wheel::try_current()?.try_spawn_after(duration, future)
 }
 
 /// Spawns `future` on the current runtime at `deadline`, through the
@@ -279,13 +260,9 @@ where
 #[track_caller]
 pub fn spawn_at<F>(deadline: Instant, future: F) -> TimeoutHandle
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future<Output: Send + 'static> + Send + 'static,
 {
-    match try_spawn_at(deadline, future) {
-        Ok(handle) => handle,
-        Err(e) => e.fail("spawn_at"),
-    }
+    unwrap_or_fail(try_spawn_at(deadline, future), "spawn_at")
 }
 
 /// Like [`spawn_at`](fn@spawn_at), but returns an error where it would
@@ -313,11 +290,7 @@ where
 /// ```
 pub fn try_spawn_at<F>(deadline: Instant, future: F) -> Result<TimeoutHandle, Error>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: Future<Output: Send + 'static> + Send + 'static,
 {
-    let shard = try_claim_default()?;
-    let runtime = current_runtime()?;
-    let at = shard.deadline_at(deadline);
-    Ok(TimeoutHandle::of(schedule(shard, at, runtime, future)))
+    Wheel::try_current()?.try_spawn_at(deadline, future)
 }

@@ -631,6 +631,41 @@ fn the_panic_points_at_the_caller() {
     assert_eq!(file, file!());
 }
 
+/// A panic raised by a helper that several functions share (a plain spawn
+/// function over its `try_` twin, a `DelayQueue`'s key check, the claim of
+/// a queue made outside a runtime) points at the caller too.
+#[test]
+fn a_shared_panic_points_at_the_caller() {
+    // The panic of `$call` is raised on the line that calls it.
+    macro_rules! panics_here {
+        ($call:expr) => {{
+            let (file, line) = panic_location(|| {
+                let _ = $call;
+            });
+            let call = stringify!($call);
+            assert_eq!((file.as_str(), line), (file!(), line!()), "{call}");
+        }};
+    }
+    let now = Instant::now();
+    panics_here!(spawn_after(MINUTE, async {}));
+    panics_here!(hashwheel::spawn_at(now, async {}));
+    // A queue made outside a runtime panics at its first insert.
+    panics_here!(hashwheel::DelayQueue::new().insert((), MINUTE));
+    let rt = current_thread(true);
+    let wheel = rt.block_on(async { Wheel::new() });
+    panics_here!(wheel.spawn_after(MINUTE, async {}));
+    panics_here!(wheel.spawn_at(now, async {}));
+    rt.block_on(async {
+        let mut q = hashwheel::DelayQueue::new();
+        let key = q.insert((), MINUTE);
+        q.remove(&key);
+        panics_here!(q.remove(&key));
+        panics_here!(q.reset(&key, MINUTE));
+        panics_here!(q.reset_at(&key, now));
+        panics_here!(q.deadline(&key));
+    });
+}
+
 #[test]
 fn the_futures_are_send_sync_unpin() {
     fn check<T: Send + Sync + Unpin>(_: &T) {}

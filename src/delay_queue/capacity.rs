@@ -110,7 +110,10 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        self.shrink();
+        match &mut self.bound {
+            Some((wheel, _)) => wheel.shrink_to_fit(),
+            None => self.reserved = 0,
+        }
     }
 
     /// Removes every value. A task waiting in
@@ -132,16 +135,13 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn clear(&mut self) {
-        let had_values = !self.is_empty();
+        if !self.is_empty() {
+            self.wake();
+        }
         if let Some((wheel, _)) = &mut self.bound {
             wheel.clear();
         }
         self.armed = None;
-        if had_values {
-            if let Some(w) = self.waker.take() {
-                w.wake();
-            }
-        }
     }
 
     /// Gives back the memory of removed values, keeping every [`Key`](super::Key)
@@ -172,14 +172,6 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn compact(&mut self) {
-        self.shrink();
-    }
-
-    /// Gives back the room the queue's values do not use.
-    fn shrink(&mut self) {
-        match &mut self.bound {
-            Some((wheel, _)) => wheel.shrink_to_fit(),
-            None => self.reserved = 0,
-        }
+        self.shrink_to_fit();
     }
 }

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::expired::{Expired, Key};
 use super::DelayQueue;
 use crate::engine::clock::Deadline;
-use crate::engine::queue::Due;
+use crate::engine::queue::{Due, QueueWheel};
 
 impl<T> DelayQueue<T> {
     /// Inserts `value`, to expire `timeout` from now. `Duration::MAX` lands
@@ -38,8 +38,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
-        let at = self.bind().0.deadline_after(timeout);
-        self.insert_deadline(value, at)
+        self.insert_with(value, |wheel| wheel.deadline_after(timeout))
     }
 
     /// Inserts `value`, to expire at `when`. Like every deadline it expires
@@ -75,19 +74,20 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
-        let at = self.bind().0.deadline_at(when);
-        self.insert_deadline(value, at)
+        self.insert_with(value, |wheel| wheel.deadline_at(when))
     }
 
-    #[track_caller]
-    /// A value's deadline rounds up to a tick, as tokio-util rounds; one
-    /// from before the queue was made counts as the queue's first tick. The
+    /// Inserts `value` at the deadline `at` gives on the queue's wheel. A
+    /// value's deadline rounds up to a tick, as tokio-util rounds; one from
+    /// before the queue was made counts as the queue's first tick. The
     /// value's deadline then reads as the end of that tick, as tokio-util's
     /// does.
-    fn insert_deadline(&mut self, value: T, deadline: Deadline) -> Key {
+    #[track_caller]
+    fn insert_with(&mut self, value: T, at: impl FnOnce(&QueueWheel<T>) -> Deadline) -> Key {
         let generation = self.generation;
         self.generation = self.generation.checked_add(1).unwrap_or(NonZeroU32::MIN);
-        let Ok((index, due)) = self.bind().0.insert(deadline, value, generation) else {
+        let wheel = self.bind();
+        let Ok((index, due)) = wheel.insert(at(wheel), value, generation) else {
             panic!("DelayQueue is full: it holds 2^32 - 3 values");
         };
         self.wake_if_sooner(due);
@@ -97,17 +97,14 @@ impl<T> DelayQueue<T> {
     /// Wakes the polling task if `due` comes before the armed moment.
     fn wake_if_sooner(&mut self, due: Due) {
         if self.armed.is_none_or(|armed| due < armed) {
-            self.armed = None;
-            if let Some(w) = self.waker.take() {
-                w.wake();
-            }
+            self.wake();
         }
     }
 
-    fn valid(&self, key: &Key) -> bool {
-        self.wheel()
-            .and_then(|wheel| wheel.get(key.index))
-            .is_some_and(|s| s.generation == key.generation)
+    /// The queue's wheel, if the value of `key` is in it.
+    fn holding(&self, key: &Key) -> Option<&QueueWheel<T>> {
+        let wheel = self.wheel()?;
+        (wheel.get(key.index)?.generation == key.generation).then_some(wheel)
     }
 
     /// Removes the value of `key` and returns it.
@@ -133,10 +130,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn remove(&mut self, key: &Key) -> Expired<T> {
-        match self.try_remove(key) {
-            Some(e) => e,
-            None => panic!("invalid key: {key:?} is not in this DelayQueue"),
-        }
+        found(self.try_remove(key), key)
     }
 
     /// Removes the value of `key` and returns it, or `None` when `key` is not
@@ -157,30 +151,23 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
-        if !self.valid(key) {
-            return None;
-        }
+        self.holding(key)?;
         let expired = self.take(key.index);
         if self.is_empty() {
             // Empty now: a task waiting in `poll_expired` gets `Ready(None)`.
-            self.armed = None;
-            if let Some(w) = self.waker.take() {
-                w.wake();
-            }
+            self.wake();
         }
         Some(expired)
     }
 
     pub(super) fn take(&mut self, index: u32) -> Expired<T> {
-        let wheel = self.bind().0;
+        let wheel = self.bind();
         let deadline = wheel.deadline_of(index);
         let slot = wheel.remove(index);
+        let generation = slot.generation;
         Expired {
             deadline,
-            key: Key {
-                index,
-                generation: slot.generation,
-            },
+            key: Key { index, generation },
             value: slot.value,
         }
     }
@@ -208,9 +195,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn reset(&mut self, key: &Key, timeout: Duration) {
-        if self.try_reset(key, timeout).is_none() {
-            panic!("invalid key: {key:?} is not in this DelayQueue");
-        }
+        found(self.try_reset(key, timeout), key)
     }
 
     /// Like [`reset`](DelayQueue::reset), but returns `None` when `key` is
@@ -232,8 +217,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_reset(&mut self, key: &Key, timeout: Duration) -> Option<()> {
-        let at = self.wheel()?.deadline_after(timeout);
-        self.reset_to(key, at)
+        self.reset_with(key, |wheel| wheel.deadline_after(timeout))
     }
 
     /// Moves the value of `key` to expire at `when`.
@@ -262,9 +246,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn reset_at(&mut self, key: &Key, when: Instant) {
-        if self.try_reset_at(key, when).is_none() {
-            panic!("invalid key: {key:?} is not in this DelayQueue");
-        }
+        found(self.try_reset_at(key, when), key)
     }
 
     /// Like [`reset_at`](DelayQueue::reset_at), but returns `None` when
@@ -288,15 +270,14 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_reset_at(&mut self, key: &Key, when: Instant) -> Option<()> {
-        let at = self.wheel()?.deadline_at(when);
-        self.reset_to(key, at)
+        self.reset_with(key, |wheel| wheel.deadline_at(when))
     }
 
-    fn reset_to(&mut self, key: &Key, deadline: Deadline) -> Option<()> {
-        if !self.valid(key) {
-            return None;
-        }
-        let due = self.bind().0.reschedule(key.index, deadline);
+    /// Moves the value of `key` to the deadline `at` gives on the queue's
+    /// wheel; `None` when `key` is not in the queue.
+    fn reset_with(&mut self, key: &Key, at: impl FnOnce(&QueueWheel<T>) -> Deadline) -> Option<()> {
+        let deadline = at(self.holding(key)?);
+        let due = self.bind().reschedule(key.index, deadline);
         self.wake_if_sooner(due);
         Some(())
     }
@@ -328,10 +309,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn deadline(&self, key: &Key) -> Instant {
-        match self.try_deadline(key) {
-            Some(d) => d,
-            None => panic!("invalid key: {key:?} is not in this DelayQueue"),
-        }
+        found(self.try_deadline(key), key)
     }
 
     /// The deadline of the value of `key`, or `None` when `key` is not in
@@ -353,9 +331,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_deadline(&self, key: &Key) -> Option<Instant> {
-        let wheel = self.wheel()?;
-        let slot = wheel.get(key.index)?;
-        (slot.generation == key.generation).then(|| wheel.deadline_of(key.index))
+        Some(self.holding(key)?.deadline_of(key.index))
     }
 
     /// The key of the value that expires next, if any.
@@ -379,5 +355,15 @@ impl<T> DelayQueue<T> {
         let index = wheel.peek_earliest()?;
         let generation = wheel.get(index)?.generation;
         Some(Key { index, generation })
+    }
+}
+
+/// What a method found for `key`, or its panic when `key` is not in the
+/// queue (its `try_` twin returns `None`).
+#[track_caller]
+fn found<R>(found: Option<R>, key: &Key) -> R {
+    match found {
+        Some(r) => r,
+        None => panic!("invalid key: {key:?} is not in this DelayQueue"),
     }
 }

@@ -21,6 +21,7 @@ use futures_core::Stream;
 
 use crate::coop;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
+use crate::engine::shards::ShardRef;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
@@ -108,7 +109,9 @@ impl<T> fmt::Debug for DelayQueue<T> {
 }
 
 impl<T> DelayQueue<T> {
-    pub(crate) fn on(alarm: QueueAlarm, capacity: usize) -> DelayQueue<T> {
+    /// A queue on the wheel of `shard`, with room for `capacity` values.
+    fn on(shard: ShardRef, capacity: usize) -> DelayQueue<T> {
+        let alarm = QueueAlarm::new(shard);
         DelayQueue::unbound(Some((QueueWheel::new(&alarm, capacity), alarm)), 0)
     }
 
@@ -210,18 +213,29 @@ impl<T> DelayQueue<T> {
         if tokio::runtime::Handle::try_current().is_err() {
             return DelayQueue::unbound(None, capacity);
         }
-        DelayQueue::on(QueueAlarm::new(claim_default(what)), capacity)
+        DelayQueue::on(claim_default(what), capacity)
     }
 
-    /// The queue's wheel and alarm; a queue made outside a runtime finds
-    /// them here, at its first insert.
+    /// The queue's wheel; a queue made outside a runtime finds it, and its
+    /// alarm, here at its first insert.
     #[track_caller]
-    fn bind(&mut self) -> (&mut QueueWheel<T>, &mut QueueAlarm) {
-        let (wheel, alarm) = self.bound.get_or_insert_with(|| {
+    fn bind(&mut self) -> &mut QueueWheel<T> {
+        // Not `get_or_insert_with`: a claim's panic in a closure would point
+        // here, not at the caller.
+        if self.bound.is_none() {
             let alarm = QueueAlarm::new(claim_default("DelayQueue::insert"));
-            (QueueWheel::new(&alarm, self.reserved), alarm)
-        });
-        (wheel, alarm)
+            self.bound = Some((QueueWheel::new(&alarm, self.reserved), alarm));
+        }
+        &mut self.bound.as_mut().expect("bound above").0
+    }
+
+    /// Wakes the task last seen in `poll_expired`, for which the alarm
+    /// no longer stands.
+    fn wake(&mut self) {
+        self.armed = None;
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
     }
 
     /// The queue's wheel, if it has one.
@@ -248,8 +262,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_with_capacity(capacity: usize) -> Result<DelayQueue<T>, Error> {
-        let shard = try_claim_default()?;
-        Ok(DelayQueue::on(QueueAlarm::new(shard), capacity))
+        Ok(DelayQueue::on(try_claim_default()?, capacity))
     }
 
     /// Returns the next expired value, `Pending` until one expires, or
@@ -289,10 +302,9 @@ impl<T> DelayQueue<T> {
         // ringing of the alarm spends nothing, as tokio-util's does not poll
         // a `Sleep` that has fired.
         if alarm.take_rung() {
-            self.poll_due(cx)
-        } else {
-            coop::budgeted(cx, |cx| self.poll_due(cx))
+            return self.poll_due(cx);
         }
+        coop::budgeted(cx, |cx| self.poll_due(cx))
     }
 
     /// The next due value, or `Pending` with the alarm set for the next
@@ -300,28 +312,20 @@ impl<T> DelayQueue<T> {
     fn poll_due(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         let (wheel, alarm) = self.bound.as_mut().expect("a bound queue");
         loop {
-            let due = match wheel.look() {
+            let (due, ring) = match wheel.look() {
                 Look::Ready(index) => return Poll::Ready(Some(self.take(index))),
-                Look::Wait(due) => due,
-                Look::Never => {
-                    // Only values that never expire.
-                    self.armed = None;
-                    return Poll::Pending;
-                }
+                Look::Wait(due) => (Some(due), alarm.set(due, cx.waker())),
+                // Only values that never expire: pending, no alarm set.
+                Look::Never => (None, Ring::Set),
             };
-            match alarm.set(due, cx.waker()) {
-                Ring::Set => {
-                    self.armed = Some(due);
-                    return Poll::Pending;
-                }
+            self.armed = due.filter(|_| ring == Ring::Set);
+            match ring {
+                Ring::Set => return Poll::Pending,
                 // The next turn of the loop advances to it.
-                Ring::Elapsed => self.armed = None,
-                Ring::Shutdown => {
-                    // Nothing will wake the queue again: what it holds
-                    // comes out now, in deadline order.
-                    self.armed = None;
-                    wheel.expire_all();
-                }
+                Ring::Elapsed => {}
+                // Nothing will wake the queue again: what it holds comes
+                // out now, in deadline order.
+                Ring::Shutdown => wheel.expire_all(),
             }
         }
     }
@@ -377,8 +381,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn delay_queue<T>(&self) -> DelayQueue<T> {
-        let shard = self.claim_or_panic("delay_queue");
-        DelayQueue::on(QueueAlarm::new(shard), 0)
+        DelayQueue::on(self.claim_or_panic("delay_queue"), 0)
     }
 
     /// Like [`delay_queue`](Wheel::delay_queue), but returns an error when
@@ -424,8 +427,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
-        let shard = self.claim_or_panic("delay_queue_with_capacity");
-        DelayQueue::on(QueueAlarm::new(shard), capacity)
+        DelayQueue::on(self.claim_or_panic("delay_queue_with_capacity"), capacity)
     }
 
     /// Like [`delay_queue_with_capacity`](Wheel::delay_queue_with_capacity),
@@ -450,7 +452,7 @@ impl Wheel {
         &self,
         capacity: usize,
     ) -> Result<DelayQueue<T>, Error> {
-        Ok(DelayQueue::on(QueueAlarm::new(self.claim()?), capacity))
+        Ok(DelayQueue::on(self.claim()?, capacity))
     }
 }
 

@@ -51,29 +51,25 @@ impl fmt::Debug for Metrics {
             .field("waker_panic_count", &self.waker_panic_count())
             .field("driver_panic_count", &self.driver_panic_count())
             .field("max_driver_lag", &self.max_driver_lag())
-            .field("driver_lag_histogram", &LagHistogram(self))
+            .field("driver_lag_histogram", &LagHistogram(&self.0.lag_buckets))
             .field("driver_lag_quantile(0.5)", &self.driver_lag_quantile(0.5))
             .field("driver_lag_quantile(0.99)", &self.driver_lag_quantile(0.99))
             .finish()
     }
 }
 
-/// The non-empty buckets of a [`Metrics`]' lag histogram, for its `Debug`.
-struct LagHistogram<'a>(&'a Metrics);
+/// A [`Metrics`]' lag histogram, for its `Debug`: the non-empty buckets,
+/// each range as [`Metrics::driver_lag_histogram_bucket_range`] gives it.
+struct LagHistogram<'a>(&'a [u64; LAG_BUCKETS]);
 
 impl fmt::Debug for LagHistogram<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = self.0;
         let mut map = f.debug_map();
-        for i in 0..m.driver_lag_histogram_num_buckets() {
-            let count = m.driver_lag_histogram_bucket_count(i);
-            if count == 0 {
-                continue;
-            }
-            let Range { start, end } = m.driver_lag_histogram_bucket_range(i);
+        for (i, count) in self.0.iter().enumerate().filter(|(_, &n)| n != 0) {
+            let Range { start, end } = lag::bucket_range(i);
             match end {
-                Duration::MAX => map.entry(&(start..), &count),
-                _ => map.entry(&(start..end), &count),
+                Duration::MAX => map.entry(&(start..), count),
+                _ => map.entry(&(start..end), count),
             };
         }
         map.finish()
@@ -466,10 +462,8 @@ impl Metrics {
     /// ```
     #[track_caller]
     pub fn driver_lag_histogram_bucket_count(&self, bucket: usize) -> u64 {
-        assert!(
-            bucket < LAG_BUCKETS,
-            "lag histogram bucket {bucket} out of range (there are {LAG_BUCKETS})"
-        );
+        // The range's check, and its panic, for the bucket.
+        lag::bucket_range(bucket);
         self.0.lag_buckets[bucket]
     }
 
