@@ -14,6 +14,13 @@ use crate::engine::lag::{self, LAG_BUCKETS};
 /// `metrics` feature the wheel also publishes these numbers through the
 /// `metrics` facade (see [`Builder::name`](crate::Builder::name)).
 ///
+/// A wheel's shards are read one after another, each at its own moment, as
+/// tokio sums its workers' metrics: while timers come and go on several
+/// threads, a gauge can count a timer that left one shard and another that
+/// entered the next (so `num_pending` may read a few over
+/// [`max_timers`](crate::Builder::max_timers) at the bound). On a wheel
+/// whose timers all stay put, every number is exact.
+///
 /// # Examples
 ///
 /// ```
