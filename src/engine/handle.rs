@@ -67,11 +67,7 @@ impl WheelHandle {
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.
         let handle = WheelHandle::new(shards.clone());
-        let telemetry = Telemetry::new(
-            config.name(),
-            config.metrics_interval,
-            config.stall_threshold,
-        );
+        let telemetry = Telemetry::new(config);
         runtime.spawn(driver::run(shards, timer.fires_at_once, telemetry));
         Some(handle)
     }
