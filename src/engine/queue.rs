@@ -146,7 +146,7 @@ impl<T> QueueWheel<T> {
         let later = self
             .wheel
             .filed_at(key)
-            .filter(|&filed| tick != NEVER && tick > filed)
+            .filter(|&filed| tick > filed)
             .and_then(|filed| u32::try_from(tick - filed).ok());
         let q = self.wheel.get_mut(key).expect("a queued value");
         let was = q.later != 0;

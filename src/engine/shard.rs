@@ -29,7 +29,7 @@ use std::task::{Poll, Waker};
 use super::due_word::{Directory, Words};
 use crate::engine::core::Core;
 use crate::engine::counts::Counts;
-use crate::engine::hashed::{HashedWheel, Place, NEVER};
+use crate::engine::hashed::{HashedWheel, NEVER};
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
 
 /// One independently locked part of a wheel.
@@ -291,10 +291,7 @@ impl Shard {
             "a sleep resets from the deadline it last gave"
         );
         s.words.move_to(key, tick, share);
-        let moves = match s.wheel.place_of(key) {
-            Place::Scheduled => tick < s.wheel.tick_of(key),
-            Place::Due | Place::Parked => false,
-        };
+        let moves = s.wheel.scheduled_at(key).is_some_and(|t| tick < t);
         if moves {
             s.wheel.reschedule(key, tick);
         }
@@ -483,7 +480,7 @@ impl ShardOps<'_> {
 
     /// Removes `key`; the waker it held is dropped after the lock.
     pub(crate) fn remove(&mut self, key: u32) {
-        if self.state.wheel.place_of(key) != Place::Due && !self.state.shutdown {
+        if self.state.wheel.scheduled_at(key).is_some() && !self.state.shutdown {
             self.state.counts.cancelled += 1;
         }
         *self.dropped = Some(self.state.remove(key));

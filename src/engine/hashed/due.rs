@@ -169,14 +169,12 @@ impl<T> HashedWheel<T> {
         let keys: Vec<u32> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.prev != DETACHED || e.tick == NEVER)
+            .filter(|(_, e)| e.prev != DETACHED)
             .map(|(k, _)| k as u32)
             .collect();
         for key in keys {
-            if self.entries[key as usize].prev != DETACHED {
-                self.unlink(key);
-            }
-            // Expired from now on, even a parked entry.
+            self.unlink(key);
+            // Expired from now on.
             self.entries[key as usize].tick = self.processed;
             self.pending -= 1;
             f(key, &mut self.entries[key as usize].value);
