@@ -90,22 +90,10 @@ pub(crate) mod shared;
 
 use std::task::{Poll, Waker};
 
-use super::shard::{Registration, ShardOps};
+use super::shard::Registration;
 use super::waker_id::WakerId;
 use crate::engine::clock::{Deadline, Reached};
 use crate::engine::shards::ShardRef;
-
-/// How filing a shared entry went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Filing {
-    /// The entry is in the wheel, or `keep` turned it down and it was
-    /// removed again.
-    Filed,
-    /// The deadline's tick has elapsed: no entry.
-    Passed,
-    /// The wheel has shut down: no entry.
-    Shutdown,
-}
 
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     /// Whether the tick of `deadline` has elapsed, by the same rule as a
@@ -233,35 +221,35 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
 
     /// Files a shared entry due at `deadline`, waking the waker `make`
     /// returns. `keep` runs under the shard lock with the new key: `false`
-    /// (the owner was cancelled meanwhile) removes the entry at once.
+    /// (the owner was cancelled meanwhile) removes the entry at once, and
+    /// the key returned names none.
     pub(crate) fn file_shared(
         &self,
         deadline: Deadline,
         make: impl FnOnce() -> Waker,
-        keep: impl FnOnce(&mut ShardOps<'_>, u32) -> bool,
-    ) -> Filing {
+        keep: impl FnOnce(u32) -> bool,
+    ) -> Registration {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if self.has_passed(deadline, tick) {
-            return Filing::Passed;
+            return Registration::Passed;
         }
-        let (filing, kept) = self.get().with_lock(|ops| {
+        let (registration, kept) = self.get().with_lock(|ops| {
             if ops.is_shutdown() {
-                (Filing::Shutdown, false)
+                return (Registration::Shutdown, false);
             } else if tick <= ops.processed() {
-                (Filing::Passed, false)
-            } else {
-                let key = ops.insert(tick, make());
-                let kept = keep(ops, key);
-                if !kept {
-                    ops.remove(key);
-                }
-                (Filing::Filed, kept)
+                return (Registration::Passed, false);
             }
+            let key = ops.insert(tick, make());
+            let kept = keep(key);
+            if !kept {
+                ops.remove(key);
+            }
+            (Registration::Key(key), kept)
         });
         if kept {
             core.wake_driver_for(tick);
         }
-        filing
+        registration
     }
 }
