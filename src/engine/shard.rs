@@ -444,16 +444,16 @@ impl Shard {
         n
     }
 
-    /// This shard's counts.
-    pub(crate) fn counts(&self) -> Counts {
+    /// Adds this shard's counts to `c`.
+    pub(crate) fn add_counts(&self, c: &mut Counts) {
         let s = lock(&self.state);
-        let c = s.counts;
-        Counts {
-            pending: s.pending(),
-            entries: s.wheel.len() - s.swept.len(),
-            registered: s.pending() as u64 + c.fired + c.cancelled + c.drained,
-            ..c
-        }
+        let (pending, own) = (s.pending(), s.counts);
+        c.pending += pending;
+        c.entries += s.wheel.len() - s.swept.len();
+        c.fired += own.fired;
+        c.cancelled += own.cancelled;
+        c.drained += own.drained;
+        c.registered += pending as u64 + own.fired + own.cancelled + own.drained;
     }
 }
 
