@@ -45,7 +45,6 @@ pub(crate) struct Shard {
     state: Mutex<ShardState>,
 }
 
-#[derive(Debug)]
 struct ShardState {
     /// Each entry holds the waker to wake.
     wheel: HashedWheel<Waker>,
@@ -458,7 +457,6 @@ impl Shard {
 }
 
 /// The operations `Delay` and `TimeoutHandle` run under a shard lock.
-#[derive(Debug)]
 pub(crate) struct ShardOps<'a> {
     state: &'a mut ShardState,
     directory: &'a Directory,
