@@ -40,8 +40,8 @@ pub(crate) struct Shard {
     /// advances (under the lock); read without it by sleeps.
     processed: AtomicU64,
     /// The chunks of `ShardState::words`, for a sleep that moves its
-    /// shared word without the lock.
-    directory: Directory,
+    /// shared word without the lock ([`Directory::move_later`]).
+    pub(crate) directory: Directory,
     state: Mutex<ShardState>,
 }
 
@@ -299,14 +299,6 @@ impl Shard {
             self.core.wake_driver_for(tick);
         }
         true
-    }
-
-    /// Moves the shared word of a sleep's entry `key` from tick `old` to the
-    /// later `new`, without the lock; `false` when the driver has fired the
-    /// entry (see `due_word`).
-    #[inline]
-    pub(crate) fn move_later(&self, key: u32, old: u64, new: u64) -> bool {
-        self.directory.move_later(key, old, new)
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
