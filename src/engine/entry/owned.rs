@@ -227,6 +227,17 @@ impl OwnedEntry {
         Poll::Ready(())
     }
 
+    /// Whether the entry has fired since it was registered: its tick has
+    /// been processed (the driver has removed it). It then completes; asked
+    /// again, `false` until it is registered and fires again.
+    pub(crate) fn take_fired(&mut self) -> bool {
+        let fired = self.state == State::Registered && self.shard.get().is_processed(self.tick());
+        if fired {
+            self.leave_entry(State::Done);
+        }
+        fired
+    }
+
     /// The tick of the deadline.
     #[inline]
     fn tick(&self) -> u64 {
