@@ -14,7 +14,6 @@ use crate::engine::core::Core;
 use crate::engine::counts::Counts;
 use crate::engine::driver;
 use crate::engine::publish::Telemetry;
-use crate::engine::shard::Shard;
 use crate::engine::shards::{ShardRef, Shards};
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::tokio_reliance;
@@ -99,12 +98,6 @@ impl WheelHandle {
             .core
             .acquire()
             .then(|| ShardRef::new(shards.current()))
-    }
-
-    /// The shard this thread uses: what [`claim`](WheelHandle::claim) would
-    /// claim on, for a cache of this thread's own.
-    pub(crate) fn thread_shard(&self) -> Arc<Shard> {
-        self.shards().current().clone()
     }
 
     /// The wheel's resolution.

@@ -366,8 +366,7 @@ impl<T> HashedWheel<T> {
             self.file_unfiled();
         }
         let e = &mut self.entries[key as usize];
-        e.prev = UNFILED;
-        e.next = self.unfiled.len() as u32;
+        (e.prev, e.next) = (UNFILED, self.unfiled.len() as u32);
         self.unfiled.push(key);
         if tick < self.next {
             self.next = tick;
@@ -392,8 +391,7 @@ impl<T> HashedWheel<T> {
         let e = &mut self.entries[key as usize];
         if e.prev == UNFILED {
             let at = e.next as usize;
-            e.prev = DETACHED;
-            e.next = NIL;
+            (e.prev, e.next) = (DETACHED, NIL);
             self.unfile(at, key);
         } else {
             self.unlink(key);
@@ -434,9 +432,7 @@ impl<T> HashedWheel<T> {
             bucket.max = tick;
         }
         let e = &mut self.entries[key as usize];
-        e.tick = tick;
-        e.prev = tail;
-        e.next = NIL;
+        (e.tick, e.prev, e.next) = (tick, tail, NIL);
         if tail != NIL {
             self.entries[tail as usize].next = key;
         }
@@ -467,13 +463,9 @@ impl<T> HashedWheel<T> {
     /// Unlinks `key` from bucket `b`, or from the due list when `None`.
     #[inline]
     pub(super) fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
-        let (prev, next) = {
-            let e = &mut self.entries[key as usize];
-            let links = (e.prev, e.next);
-            e.prev = DETACHED;
-            e.next = NIL;
-            links
-        };
+        let e = &mut self.entries[key as usize];
+        let (prev, next) = (e.prev, e.next);
+        (e.prev, e.next) = (DETACHED, NIL);
         debug_assert_ne!(prev, DETACHED, "unlinking an entry in no list");
         // An entry without a predecessor heads the list its tick names.
         debug_assert!(
