@@ -55,7 +55,7 @@ struct ShardState {
     words: Words,
     shutdown: bool,
     /// Its timers' counts: fired, cancelled and drained (the rest is
-    /// worked out by [`Shard::counts`]).
+    /// worked out by [`Shard::add_counts`]).
     counts: Counts,
 }
 

@@ -45,9 +45,9 @@
 //!    timer (a poll with another waker, a cancel), by the driver once the
 //!    processed line has reached the entry, or by a shutdown once
 //!    `Core::shutdown` is raised. So a timer that knows which waker its entry
-//!    holds (a [`WakerId`]) and sees neither can answer a poll with that
-//!    waker `Pending` without the lock. Wakers are woken and dropped only
-//!    after the lock is released.
+//!    holds (a [`WakerId`](crate::engine::waker_id::WakerId)) and sees
+//!    neither can answer a poll with that waker `Pending` without the lock.
+//!    Wakers are woken and dropped only after the lock is released.
 //! 5. **Moves.** A deadline moved later keeps the entry where it is: the new
 //!    tick goes into the entry's due word (see `engine::due_word`), and the
 //!    driver files the entry again when it meets it at the old tick, waking

@@ -1,6 +1,6 @@
 //! An owned entry: the variant of the entry protocol (see [`super`]) behind
-//! a `Sleep`, which alone polls, moves and cancels it, until the driver
-//! takes it at its tick.
+//! a `Sleep` (and a `DelayQueue`'s alarm), which alone polls, moves and
+//! cancels it, until the driver takes it at its tick.
 //!
 //! # Invariants
 //!
@@ -8,7 +8,8 @@
 //!   an entry in the shard of `shard`, which holds the waker whose id is
 //!   `waker`; `Unchecked` before the first poll (and after a reset that
 //!   found the entry gone), `Reached` instead when the one who set the
-//!   deadline knew it had passed; `Done` once it completed.
+//!   deadline knew it had passed; `Done` once it completed (or the driver
+//!   took it, as [`OwnedEntry::take_fired`] finds).
 //! - `shares_word` is set once a reset has shared the entry's due word,
 //!   and cleared whenever the entry is gone.
 //! - `deadline` is the one the entry is filed for: every call to the
@@ -57,8 +58,8 @@ enum State {
 
 impl OwnedEntry {
     /// An entry on the wheel of `shard` whose deadline is set later, by
-    /// [`start`](OwnedEntry::start), before its first poll or reset (for a
-    /// `LazyTimeout` made on a held wheel).
+    /// [`start`](OwnedEntry::start) or a reset, before its first poll (for
+    /// a `LazyTimeout` made on a held wheel, or a `DelayQueue`'s alarm).
     pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
         OwnedEntry::new(shard, Deadline::ORIGIN)
     }
