@@ -50,7 +50,9 @@ pub(crate) struct Config {
     pub(crate) name: Option<Cow<'static, str>>,
     /// How often the metrics facade hears from the wheel.
     pub(crate) metrics_interval: Duration,
-    /// How late a driver pass may run before a stall is reported.
+    /// How late a driver pass may run before a stall is reported (read
+    /// with the `tracing` feature only).
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     pub(crate) stall_threshold: Duration,
 }
 

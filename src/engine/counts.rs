@@ -1,9 +1,12 @@
-//! A wheel's counts, in one type: each shard keeps those of its timers in
-//! one, the driver its own in another (`Core::counts`), and a snapshot
-//! ([`Shards::counts`](crate::engine::shards::Shards::counts)) adds them up
-//! for `Wheel::metrics` and the metrics facade. A new counter is a field
-//! here, the line that counts it, and a getter on `Metrics` (and a row of
-//! `publish`'s table, if the facade publishes it).
+//! A wheel's counts, in one type: the driver keeps its own in one
+//! (`Core::counts`), each shard those of its timers (fired, cancelled,
+//! drained) in another, and a snapshot
+//! ([`Shards::counts`](crate::engine::shards::Shards::counts)) starts from
+//! the driver's and has each shard add its own, with its pending timers and
+//! entries, for `Wheel::metrics` and the metrics facade. A new counter is a
+//! field here, the line that counts it (and, for a shard's, the line of
+//! `Shard::add_counts` that adds it), and a getter on `Metrics` (and a row
+//! of `publish`'s table, if the facade publishes it).
 
 use std::time::Duration;
 
@@ -38,25 +41,6 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
-    /// Adds `other` to these counts (`max_lag`: the larger).
-    pub(crate) fn add(&mut self, other: &Counts) {
-        self.pending += other.pending;
-        self.entries += other.entries;
-        self.shards += other.shards;
-        self.fired += other.fired;
-        self.cancelled += other.cancelled;
-        self.registered += other.registered;
-        self.drained += other.drained;
-        self.wakeups += other.wakeups;
-        self.waker_panics += other.waker_panics;
-        self.driver_panics += other.driver_panics;
-        self.max_lag = self.max_lag.max(other.max_lag);
-        self.refused += other.refused;
-        for (sum, n) in self.lag_buckets.iter_mut().zip(other.lag_buckets) {
-            *sum += n;
-        }
-    }
-
     /// Counts a driver pass that ran `lag` after the end of its earliest
     /// due tick.
     pub(crate) fn record_lag(&mut self, lag: Duration) {

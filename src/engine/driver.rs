@@ -454,7 +454,7 @@ mod tests {
             let weak = Arc::downgrade(&shards);
             let day = shards.core.clock.now_tick() + 86_400_000;
             let timer = crate::engine::shards::ShardRef::new(&shards.shards[0]);
-            tokio::spawn(run(shards, true, Telemetry::default()));
+            tokio::spawn(run(shards, true, Telemetry::new(&Default::default())));
             let waker = futures_util::task::noop_waker();
             assert!(matches!(
                 timer.get().register(day, &waker),

@@ -40,7 +40,6 @@
 //! - Ticks stay below [`SHARED`]: the wheel's tick is at least 1 ms, so its
 //!   last tick is below 2^63 / 10^6.
 
-use std::fmt;
 use std::sync::OnceLock;
 
 use crate::engine::sync::{Arc, AtomicU64, Ordering};
@@ -62,7 +61,6 @@ const TICK: u64 = SHARED - 1;
 const CHUNK: usize = if cfg!(loom) { 4 } else { 512 };
 
 /// One chunk of a shard's words.
-#[derive(Debug)]
 pub(crate) struct Chunk([AtomicU64; CHUNK]);
 
 impl Chunk {
@@ -95,14 +93,6 @@ impl Default for Directory {
         Directory {
             segments: [const { OnceLock::new() }; SEGMENTS],
         }
-    }
-}
-
-/// The number of chunks made, not their words.
-impl fmt::Debug for Directory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let made = (0..).take_while(|&c| self.get(c).is_some()).count();
-        f.debug_struct("Directory").field("chunks", &made).finish()
     }
 }
 
@@ -163,15 +153,6 @@ impl Directory {
 #[derive(Default)]
 pub(crate) struct Words {
     chunks: Vec<Arc<Chunk>>,
-}
-
-/// The number of chunks, not their words.
-impl fmt::Debug for Words {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Words")
-            .field("chunks", &self.chunks.len())
-            .finish()
-    }
 }
 
 impl Words {

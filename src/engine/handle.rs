@@ -14,7 +14,6 @@ use crate::engine::core::Core;
 use crate::engine::counts::Counts;
 use crate::engine::driver;
 use crate::engine::publish::Telemetry;
-use crate::engine::shard::Shard;
 use crate::engine::shards::{ShardRef, Shards};
 use crate::engine::sync::{Arc, Ordering};
 use crate::engine::tokio_reliance;
@@ -67,11 +66,7 @@ impl WheelHandle {
         // The handle first: a driver that ran before it existed (on another
         // worker) would find the wheel abandoned and shut it down.
         let handle = WheelHandle::new(shards.clone());
-        let telemetry = Telemetry::new(
-            config.name(),
-            config.metrics_interval,
-            config.stall_threshold,
-        );
+        let telemetry = Telemetry::new(config);
         runtime.spawn(driver::run(shards, timer.fires_at_once, telemetry));
         Some(handle)
     }
@@ -103,12 +98,6 @@ impl WheelHandle {
             .core
             .acquire()
             .then(|| ShardRef::new(shards.current()))
-    }
-
-    /// The shard this thread uses: what [`claim`](WheelHandle::claim) would
-    /// claim on, for a cache of this thread's own.
-    pub(crate) fn thread_shard(&self) -> Arc<Shard> {
-        self.shards().current().clone()
     }
 
     /// The wheel's resolution.

@@ -42,7 +42,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::engine::config::{METRICS_INTERVAL, STALL_THRESHOLD, UNNAMED};
+use crate::engine::config::Config;
 use crate::engine::shards::Shards;
 
 /// A wheel's name, what it reports and how.
@@ -52,50 +52,52 @@ pub(crate) struct Telemetry {
     pub(crate) name: Cow<'static, str>,
     #[cfg(feature = "metrics")]
     publisher: facade::Publisher,
+    /// Passes later than this are reported (feature `tracing`).
     #[cfg(feature = "tracing")]
-    stall: events::Stall,
+    stall_threshold: Duration,
+    /// When the wheel last reported a stall.
+    #[cfg(feature = "tracing")]
+    last_stall: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
 impl Telemetry {
-    /// A wheel named `name` that publishes its counts every `interval`
-    /// (feature `metrics`) and reports passes later than `stall_threshold`
-    /// (feature `tracing`).
-    pub(crate) fn new(
-        name: Cow<'static, str>,
-        interval: Duration,
-        stall_threshold: Duration,
-    ) -> Self {
-        #[cfg(not(feature = "metrics"))]
-        let _ = interval;
-        #[cfg(not(feature = "tracing"))]
-        let _ = stall_threshold;
+    /// What the wheel of `config` reports: its counts every
+    /// `metrics_interval` (feature `metrics`), and passes later than
+    /// `stall_threshold` (feature `tracing`).
+    pub(crate) fn new(config: &Config) -> Self {
+        let name = config.name();
         Telemetry {
             #[cfg(feature = "metrics")]
-            publisher: facade::Publisher::new(name.clone(), interval),
+            publisher: facade::Publisher::new(name.clone(), config.metrics_interval),
             name,
             #[cfg(feature = "tracing")]
-            stall: events::Stall::new(stall_threshold),
+            stall_threshold: config.stall_threshold,
+            #[cfg(feature = "tracing")]
+            last_stall: std::sync::Mutex::new(None),
         }
     }
 }
 
-impl Default for Telemetry {
-    fn default() -> Self {
-        Telemetry::new(Cow::Borrowed(UNNAMED), METRICS_INTERVAL, STALL_THRESHOLD)
-    }
-}
-
 // ===== the driver's hooks =====
+// Each feature uses some of the hooks' arguments; without either, none.
 
 /// Runs the driver's future `driver` and, with the `metrics` feature, the
 /// publisher beside it, until `driver` ends.
+#[allow(unused_variables)]
 pub(crate) async fn alongside(
     telemetry: &Telemetry,
     shards: &Shards,
     driver: impl Future<Output = ()>,
 ) {
     #[cfg(feature = "tracing")]
-    events::started(telemetry, shards);
+    tracing::debug!(
+        target: "hashwheel",
+        wheel = &*telemetry.name,
+        tick_ms = shards.core.clock.tick().as_millis() as u64,
+        slots = shards.core.slots,
+        shards = shards.shards.len(),
+        "timer driver started"
+    );
     #[cfg(feature = "metrics")]
     {
         let driver = std::pin::pin!(driver);
@@ -104,54 +106,93 @@ pub(crate) async fn alongside(
         futures_util::future::select(driver, publisher).await;
     }
     #[cfg(not(feature = "metrics"))]
-    {
-        let _ = (telemetry, shards);
-        driver.await;
-    }
+    driver.await;
 }
 
 /// A driver pass fired `fired` timers `lag` after the end of the earliest
 /// due tick among them.
+#[allow(unused_variables)]
 pub(crate) fn lag(telemetry: &Telemetry, shards: &Shards, lag: Duration, fired: usize) {
     #[cfg(feature = "metrics")]
     facade::record_lag(telemetry, lag);
     #[cfg(feature = "tracing")]
-    events::check_stall(telemetry, shards, lag, fired);
-    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
-    let _ = (telemetry, shards, lag, fired);
-    #[cfg(all(feature = "metrics", not(feature = "tracing")))]
-    let _ = fired;
+    check_stall(telemetry, shards, lag, fired);
 }
 
 /// The driver runs a pass: a publisher waiting for one publishes.
+#[allow(unused_variables)]
 pub(crate) fn pass(telemetry: &Telemetry) {
     #[cfg(feature = "metrics")]
     telemetry.publisher.wake_if_parked();
-    #[cfg(not(feature = "metrics"))]
-    let _ = telemetry;
 }
 
 /// A driver pass panicked with `message`; the driver starts again.
+#[allow(unused_variables)]
 pub(crate) fn panicked(telemetry: &Telemetry, shards: &Shards, message: &str) {
     #[cfg(feature = "metrics")]
     facade::publish(telemetry, shards);
     #[cfg(feature = "tracing")]
-    events::panicked(telemetry, shards, message);
-    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
-    let _ = (telemetry, shards, message);
-    #[cfg(all(feature = "metrics", not(feature = "tracing")))]
-    let _ = message;
+    tracing::error!(
+        target: "hashwheel",
+        wheel = &*telemetry.name,
+        panic = message,
+        pending = shards.counts().pending,
+        "the timer driver panicked and starts again; every timer keeps its deadline"
+    );
 }
 
 /// The driver has stopped and the wheel has shut down: the final values
 /// are published.
+#[allow(unused_variables)]
 pub(crate) fn stopped(telemetry: &Telemetry, shards: &Shards) {
     #[cfg(feature = "metrics")]
     facade::publish(telemetry, shards);
     #[cfg(feature = "tracing")]
-    events::stopped(telemetry, shards);
-    #[cfg(not(any(feature = "metrics", feature = "tracing")))]
-    let _ = (telemetry, shards);
+    {
+        let c = shards.counts();
+        tracing::debug!(
+            target: "hashwheel",
+            wheel = &*telemetry.name,
+            fired = c.fired,
+            cancelled = c.cancelled,
+            shut_down = c.drained,
+            "timer driver stopped; the wheel has shut down"
+        );
+    }
+}
+
+/// At most one stall event per this much time, per wheel.
+#[cfg(feature = "tracing")]
+const STALL_EVENT_EVERY: Duration = Duration::from_secs(1);
+
+/// Reports a pass `lag` late, if that is beyond the threshold and the
+/// wheel has not reported one within the last second. Its `pending`
+/// counts the timers pending when the pass began: those still pending
+/// and the `fired` ones it fired.
+#[cfg(feature = "tracing")]
+fn check_stall(telemetry: &Telemetry, shards: &Shards, lag: Duration, fired: usize) {
+    if lag <= telemetry.stall_threshold {
+        return;
+    }
+    let now = tokio::time::Instant::now();
+    {
+        let mut last = telemetry
+            .last_stall
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| now.saturating_duration_since(t) < STALL_EVENT_EVERY) {
+            return;
+        }
+        *last = Some(now);
+    }
+    tracing::warn!(
+        target: "hashwheel",
+        wheel = &*telemetry.name,
+        lag_ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX),
+        pending = shards.counts().pending + fired,
+        "timers are running late: the timer driver ran long after its tick \
+         (a blocked or overloaded runtime)"
+    );
 }
 
 // ===== the metrics facade =====
@@ -376,103 +417,5 @@ mod facade {
     /// ago): it is paused, and advanced by a test or by auto-advance.
     fn clock_is_driven(start: (Instant, std::time::Instant), interval: Duration) -> bool {
         start.0.elapsed() > start.1.elapsed().saturating_add(interval / 2)
-    }
-}
-
-// ===== tracing events =====
-
-#[cfg(feature = "tracing")]
-mod events {
-    use std::sync::Mutex;
-    use std::time::Duration;
-
-    use tokio::time::Instant;
-
-    use crate::engine::shards::Shards;
-
-    /// At most one stall event per this much time, per wheel.
-    const STALL_EVENT_EVERY: Duration = Duration::from_secs(1);
-
-    /// The stall threshold and when the wheel last reported a stall.
-    #[derive(Debug)]
-    pub(super) struct Stall {
-        threshold: Duration,
-        last: Mutex<Option<Instant>>,
-    }
-
-    impl Stall {
-        pub(super) fn new(threshold: Duration) -> Stall {
-            Stall {
-                threshold,
-                last: Mutex::new(None),
-            }
-        }
-    }
-
-    pub(super) fn started(telemetry: &super::Telemetry, shards: &Shards) {
-        let core = &shards.core;
-        tracing::debug!(
-            target: "hashwheel",
-            wheel = &*telemetry.name,
-            tick_ms = core.clock.tick().as_millis() as u64,
-            slots = core.slots,
-            shards = shards.shards.len(),
-            "timer driver started"
-        );
-    }
-
-    pub(super) fn stopped(telemetry: &super::Telemetry, shards: &Shards) {
-        let c = shards.counts();
-        tracing::debug!(
-            target: "hashwheel",
-            wheel = &*telemetry.name,
-            fired = c.fired,
-            cancelled = c.cancelled,
-            shut_down = c.drained,
-            "timer driver stopped; the wheel has shut down"
-        );
-    }
-
-    pub(super) fn panicked(telemetry: &super::Telemetry, shards: &Shards, message: &str) {
-        tracing::error!(
-            target: "hashwheel",
-            wheel = &*telemetry.name,
-            panic = message,
-            pending = shards.counts().pending,
-            "the timer driver panicked and starts again; every timer keeps its deadline"
-        );
-    }
-
-    /// Reports a pass `lag` late, if that is beyond the threshold and the
-    /// wheel has not reported one within the last second. Its `pending`
-    /// counts the timers pending when the pass began: those still pending
-    /// and the `fired` ones it fired.
-    pub(super) fn check_stall(
-        telemetry: &super::Telemetry,
-        shards: &Shards,
-        lag: Duration,
-        fired: usize,
-    ) {
-        let stall = &telemetry.stall;
-        if lag <= stall.threshold {
-            return;
-        }
-        let now = Instant::now();
-        {
-            let mut last = stall.last.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|t| now.saturating_duration_since(t) < STALL_EVENT_EVERY) {
-                return;
-            }
-            *last = Some(now);
-        }
-        let pending = shards.counts().pending + fired;
-        tracing::warn!(
-            target: "hashwheel",
-            wheel = &*telemetry.name,
-            lag_ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX),
-            pending,
-            "timers are running late: the timer driver ran long after its tick \
-             (a blocked or overloaded runtime)"
-        );
     }
 }

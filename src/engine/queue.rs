@@ -17,25 +17,22 @@
 //! - A [`Due`] is a tick the queue may hold work at. The queue stores and
 //!   compares them, and asks this module what deadline or instant one
 //!   stands for; it never computes one.
-//! - The [`QueueAlarm`] holds at most one entry of its shard, an owned one
-//!   (the driver removes it once its tick has elapsed, as a `Sleep`'s):
-//!   `entry` names it and the tick it is filed at, and `waker` is a clone
-//!   of the waker it holds. The alarm forgets the entry as soon as the shard
-//!   has processed its tick, and cancels it when dropped.
+//! - The [`QueueAlarm`] is a `Sleep`'s owned entry (`engine::entry::owned`),
+//!   set for the end of the queue's next [`Due`] tick: the driver removes
+//!   it once that tick has elapsed, and a dropped alarm cancels it.
 //! - After the shared wheel shuts down, no alarm rings again: the queue then
 //!   hands out what it holds as if every deadline had passed
 //!   ([`QueueWheel::expire_all`]), as a `Sleep` completes then.
 
 use std::num::NonZeroU32;
-use std::task::Waker;
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::shard::Registration;
-use crate::engine::clock::Clock;
-use crate::engine::clock::Deadline;
+use crate::engine::clock::{Clock, Deadline, Reached};
 use crate::engine::core::Core;
+use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::hashed::{HashedWheel, NEVER};
 use crate::engine::shards::ShardRef;
 
@@ -146,7 +143,7 @@ impl<T> QueueWheel<T> {
         let later = self
             .wheel
             .filed_at(key)
-            .filter(|&filed| tick != NEVER && tick > filed)
+            .filter(|&filed| tick > filed)
             .and_then(|filed| u32::try_from(tick - filed).ok());
         let q = self.wheel.get_mut(key).expect("a queued value");
         let was = q.later != 0;
@@ -276,73 +273,30 @@ pub(crate) enum Ring {
     Shutdown,
 }
 
-/// The queue's one wake-up on the shared wheel: an owned entry of a shard,
-/// filed at the [`Due`] the queue waits for.
+/// The queue's one wake-up on the shared wheel: a sleep's owned entry,
+/// due at the end of the [`Due`] the queue waits for.
 #[derive(Debug)]
-pub(crate) struct QueueAlarm {
-    shard: ShardRef,
-    /// The entry's key and the tick it is filed at, while it has one.
-    entry: Option<(u32, u64)>,
-    /// A clone of the waker the entry holds: a poll by the same task
-    /// needs no lock.
-    waker: Option<Waker>,
-}
+pub(crate) struct QueueAlarm(OwnedEntry);
 
 impl QueueAlarm {
     pub(crate) fn new(shard: ShardRef) -> QueueAlarm {
-        QueueAlarm {
-            shard,
-            entry: None,
-            waker: None,
-        }
+        QueueAlarm(OwnedEntry::unstarted(shard))
     }
 
     fn core(&self) -> &Core {
-        self.shard.core()
+        self.0.shard().core()
     }
 
-    /// Makes sure `waker` is woken when `due` comes. An entry filed for
-    /// another tick is moved (to a later one, only its due tick is
-    /// written: the driver files it again when it meets it, waking no one).
-    /// Asked again for the same tick by the same task, it takes no lock.
+    /// Makes sure `waker` is woken when `due` comes: the entry is moved as
+    /// a sleep's is reset (to a later tick, only its due tick is written:
+    /// the driver files it again when it meets it, waking no one). Asked
+    /// again for the same tick by the same task, it takes no lock.
     pub(crate) fn set(&mut self, due: Due, waker: &Waker) -> Ring {
-        let shard = self.shard.get();
-        if shard.core.is_shutdown() {
-            (self.entry, self.waker) = (None, None);
-            return Ring::Shutdown;
-        }
-        if let Some((key, tick)) = self.entry {
-            // `now` 0: an earlier tick that has already elapsed is left to the
-            // driver, which the move notifies.
-            if tick != due.0 && !shard.reset(key, tick, due.0, 0, false) {
-                (self.entry, self.waker) = (None, None);
-            } else {
-                self.entry = Some((key, due.0));
-            }
-        }
-        let Some((key, tick)) = self.entry else {
-            return match shard.register(due.0, waker) {
-                Registration::Key(key) => {
-                    self.entry = Some((key, due.0));
-                    self.waker = Some(waker.clone());
-                    Ring::Set
-                }
-                Registration::Passed => Ring::Elapsed,
-                Registration::Shutdown => Ring::Shutdown,
-            };
-        };
-        if self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            if !shard.is_processed(tick) {
-                return Ring::Set;
-            }
-        } else if shard.poll(key, tick, waker).is_pending() {
-            self.waker = Some(waker.clone());
-            return Ring::Set;
-        }
-        // Processed (the driver has removed the entry), or removed by a
-        // shutdown that came meanwhile.
-        (self.entry, self.waker) = (None, None);
-        if shard.core.is_shutdown() {
+        let at = self.core().clock.deadline_of_tick(due.0);
+        self.0.reset_to(at, Reached::Unknown);
+        if self.0.poll(&mut Context::from_waker(waker)).is_pending() {
+            Ring::Set
+        } else if self.core().is_shutdown() {
             Ring::Shutdown
         } else {
             Ring::Elapsed
@@ -355,21 +309,7 @@ impl QueueAlarm {
     /// [`Ring::Elapsed`]. Asked again, the answer is `false` until the alarm is
     /// set and rings again.
     pub(crate) fn take_rung(&mut self) -> bool {
-        match self.entry {
-            Some((_, tick)) if self.shard.get().is_processed(tick) => {
-                (self.entry, self.waker) = (None, None);
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
-impl Drop for QueueAlarm {
-    fn drop(&mut self) {
-        if let Some((key, tick)) = self.entry.take() {
-            self.shard.get().cancel(key, tick);
-        }
+        self.0.take_fired()
     }
 }
 

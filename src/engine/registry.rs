@@ -78,8 +78,9 @@ struct Cached {
     /// the same runtime without asking tokio for a handle. A `Cell`, so
     /// that a hit only reads the cache.
     task: Cell<Option<task::Id>>,
-    /// The shard of `wheel` this thread uses ([`WheelHandle::thread_shard`]), so
-    /// that a hit claims on it without looking it up. Declared before
+    /// The shard of `wheel` this thread uses (`Shards::current`, which
+    /// `WheelHandle::claim` claims on), so that a hit claims on it without
+    /// looking it up. Declared before
     /// `wheel` so that it is dropped first: when the entry holds the last
     /// handle, the driver that handle's drop wakes must find no count of
     /// the cache's left on the shard.
@@ -228,17 +229,12 @@ fn serves_current(c: &Cached, task: Option<task::Id>) -> bool {
 fn uncached(task: Option<task::Id>) -> Result<WheelHandle, Kind> {
     let handle = Handle::try_current().map_err(|_| Kind::NoRuntime)?;
     let wheel = lookup(&handle)?;
-    remember(Cached {
+    let cached = Cached {
         runtime: handle.id(),
         task: Cell::new(task),
-        shard: wheel.thread_shard(),
+        shard: wheel.shards().current().clone(),
         wheel: wheel.clone(),
-    });
-    Ok(wheel)
-}
-
-/// Caches the wheel of a runtime as this thread's.
-fn remember(cached: Cached) {
+    };
     // A thread whose locals are being destroyed, or a nested call, just
     // does not cache.
     let old = CURRENT.try_with(|cell| {
@@ -247,6 +243,7 @@ fn remember(cached: Cached) {
             .and_then(|mut slot| slot.replace(cached))
     });
     drop(old);
+    Ok(wheel)
 }
 
 /// A timer's place on the current runtime's default wheel; an error

@@ -29,7 +29,7 @@ use std::task::{Poll, Waker};
 use super::due_word::{Directory, Words};
 use crate::engine::core::Core;
 use crate::engine::counts::Counts;
-use crate::engine::hashed::{HashedWheel, Place, NEVER};
+use crate::engine::hashed::{HashedWheel, NEVER};
 use crate::engine::sync::{lock, Arc, AtomicU64, Mutex, Ordering};
 
 /// One independently locked part of a wheel.
@@ -40,12 +40,11 @@ pub(crate) struct Shard {
     /// advances (under the lock); read without it by sleeps.
     processed: AtomicU64,
     /// The chunks of `ShardState::words`, for a sleep that moves its
-    /// shared word without the lock.
-    directory: Directory,
+    /// shared word without the lock ([`Directory::move_later`]).
+    pub(crate) directory: Directory,
     state: Mutex<ShardState>,
 }
 
-#[derive(Debug)]
 struct ShardState {
     /// Each entry holds the waker to wake.
     wheel: HashedWheel<Waker>,
@@ -56,7 +55,7 @@ struct ShardState {
     words: Words,
     shutdown: bool,
     /// Its timers' counts: fired, cancelled and drained (the rest is
-    /// worked out by [`Shard::counts`]).
+    /// worked out by [`Shard::add_counts`]).
     counts: Counts,
 }
 
@@ -291,10 +290,7 @@ impl Shard {
             "a sleep resets from the deadline it last gave"
         );
         s.words.move_to(key, tick, share);
-        let moves = match s.wheel.place_of(key) {
-            Place::Scheduled => tick < s.wheel.tick_of(key),
-            Place::Due | Place::Parked => false,
-        };
+        let moves = s.wheel.scheduled_at(key).is_some_and(|t| tick < t);
         if moves {
             s.wheel.reschedule(key, tick);
         }
@@ -303,14 +299,6 @@ impl Shard {
             self.core.wake_driver_for(tick);
         }
         true
-    }
-
-    /// Moves the shared word of a sleep's entry `key` from tick `old` to the
-    /// later `new`, without the lock; `false` when the driver has fired the
-    /// entry (see `due_word`).
-    #[inline]
-    pub(crate) fn move_later(&self, key: u32, old: u64, new: u64) -> bool {
-        self.directory.move_later(key, old, new)
     }
 
     /// Removes a sleep's entry `key`, due at `due`, unless the driver has it.
@@ -447,21 +435,20 @@ impl Shard {
         n
     }
 
-    /// This shard's counts.
-    pub(crate) fn counts(&self) -> Counts {
+    /// Adds this shard's counts to `c`.
+    pub(crate) fn add_counts(&self, c: &mut Counts) {
         let s = lock(&self.state);
-        let c = s.counts;
-        Counts {
-            pending: s.pending(),
-            entries: s.wheel.len() - s.swept.len(),
-            registered: s.pending() as u64 + c.fired + c.cancelled + c.drained,
-            ..c
-        }
+        let (pending, own) = (s.pending(), s.counts);
+        c.pending += pending;
+        c.entries += s.wheel.len() - s.swept.len();
+        c.fired += own.fired;
+        c.cancelled += own.cancelled;
+        c.drained += own.drained;
+        c.registered += pending as u64 + own.fired + own.cancelled + own.drained;
     }
 }
 
 /// The operations `Delay` and `TimeoutHandle` run under a shard lock.
-#[derive(Debug)]
 pub(crate) struct ShardOps<'a> {
     state: &'a mut ShardState,
     directory: &'a Directory,
@@ -483,7 +470,7 @@ impl ShardOps<'_> {
 
     /// Removes `key`; the waker it held is dropped after the lock.
     pub(crate) fn remove(&mut self, key: u32) {
-        if self.state.wheel.place_of(key) != Place::Due && !self.state.shutdown {
+        if self.state.wheel.scheduled_at(key).is_some() && !self.state.shutdown {
             self.state.counts.cancelled += 1;
         }
         *self.dropped = Some(self.state.remove(key));

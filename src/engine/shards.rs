@@ -191,7 +191,7 @@ impl Shards {
         let mut c = self.core.counts();
         c.shards = self.shards.len();
         for shard in self.shards.iter() {
-            c.add(&shard.counts());
+            shard.add_counts(&mut c);
         }
         c
     }

@@ -34,7 +34,7 @@
 //!    driver's last pass is expired by its next one, which the filing asks
 //!    for. A registered entry moved earlier is a move, not a first poll: its
 //!    tick decides, as tokio's timer decides after a reset (see
-//!    `reset_owned`).
+//!    `OwnedEntry::move_entry`).
 //! 3. **The processed line.** Each shard publishes how far the driver has
 //!    processed it (`processed`, an atomic written under the lock after each
 //!    advance). An entry whose due tick is after that line belongs to its
@@ -45,9 +45,9 @@
 //!    timer (a poll with another waker, a cancel), by the driver once the
 //!    processed line has reached the entry, or by a shutdown once
 //!    `Core::shutdown` is raised. So a timer that knows which waker its entry
-//!    holds (a [`WakerId`]) and sees neither can answer a poll with that
-//!    waker `Pending` without the lock. Wakers are woken and dropped only
-//!    after the lock is released.
+//!    holds (a [`WakerId`](crate::engine::waker_id::WakerId)) and sees
+//!    neither can answer a poll with that waker `Pending` without the lock.
+//!    Wakers are woken and dropped only after the lock is released.
 //! 5. **Moves.** A deadline moved later keeps the entry where it is: the new
 //!    tick goes into the entry's due word (see `engine::due_word`), and the
 //!    driver files the entry again when it meets it at the old tick, waking
@@ -67,10 +67,9 @@
 //!
 //! - An **owned** entry ([`owned::OwnedEntry`], a `Sleep`'s and a
 //!   `DelayQueue` alarm's) is polled, moved and cancelled by its timer alone,
-//!   through [`ShardRef::file_owned`], [`poll_owned`](ShardRef::poll_owned),
-//!   [`reset_owned`](ShardRef::reset_owned) and
-//!   [`cancel_owned`](ShardRef::cancel_owned), always with the deadline it
-//!   was last given. Its states: no entry, filed (the timer's), taken by the
+//!   through its [`poll`](owned::OwnedEntry::poll),
+//!   [`reset`](owned::OwnedEntry::reset) and drop, always with the deadline
+//!   it was last given. Its states: no entry, filed (the timer's), taken by the
 //!   driver at its tick (which removes it while it fires it, under the lock
 //!   it holds anyway), done. A timer whose entry was taken registers again
 //!   if it is reset.
@@ -88,39 +87,13 @@
 pub(crate) mod owned;
 pub(crate) mod shared;
 
-use std::task::{Poll, Waker};
+use std::task::Waker;
 
-use super::shard::{Registration, ShardOps};
-use super::waker_id::WakerId;
-use crate::engine::clock::{Deadline, Reached};
+use super::shard::Registration;
+use crate::engine::clock::Deadline;
 use crate::engine::shards::ShardRef;
 
-/// How filing a shared entry went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Filing {
-    /// The entry is in the wheel, or `keep` turned it down and it was
-    /// removed again.
-    Filed,
-    /// The deadline's tick has elapsed: no entry.
-    Passed,
-    /// The wheel has shut down: no entry.
-    Shutdown,
-}
-
 impl<const CLAIMS: bool> ShardRef<CLAIMS> {
-    /// Whether the tick of `deadline` has elapsed, by the same rule as a
-    /// first poll (see the ground rules): by the clock where it can pause,
-    /// otherwise by how far the shard has elapsed.
-    pub(crate) fn is_elapsed(&self, deadline: Deadline) -> bool {
-        let clock = &self.core().clock;
-        let tick = clock.tick_of(deadline);
-        if clock.pausable() {
-            tick <= clock.now_tick()
-        } else {
-            self.get().is_processed(tick)
-        }
-    }
-
     /// Whether `deadline`, due at `tick`, has been reached, by the clock,
     /// read only where it may have been (see the ground rules).
     #[inline]
@@ -131,137 +104,37 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
         !core.wakes_by(tick.wrapping_sub(1)) && core.clock.reached(deadline)
     }
 
-    /// Files a sleep's entry, due at `deadline`, that wakes `waker`; none
-    /// when the deadline has been reached.
-    #[inline]
-    pub(crate) fn file_owned(&self, deadline: Deadline, waker: &Waker) -> Registration {
-        let tick = self.core().clock.tick_of(deadline);
-        if self.has_passed(deadline, tick) {
-            return Registration::Passed;
-        }
-        self.get().register(tick, waker)
-    }
-
-    /// Polls the owned entry `key`, due at `deadline`: `Ready` once its tick
-    /// has elapsed (without the lock) or the wheel has shut down;
-    /// otherwise the entry keeps `waker`. `held` is the id of the waker the
-    /// entry holds, as the sleep last learnt it: when `waker` is that one,
-    /// a pending poll takes no lock (see `waker_id`).
-    #[inline]
-    pub(crate) fn poll_owned(
-        &self,
-        key: u32,
-        deadline: Deadline,
-        waker: &Waker,
-        held: &mut WakerId,
-    ) -> Poll<()> {
-        let due = self.core().clock.tick_of(deadline);
-        let shard = self.get();
-        if shard.is_processed(due) {
-            return Poll::Ready(());
-        }
-        // The entry holds this waker and nobody else swaps it while the tick
-        // is ahead: the driver takes it only after publishing the tick
-        // (checked above), a shutdown only after raising its flag.
-        if held.is(waker) && !self.core().is_shutdown() {
-            return Poll::Pending;
-        }
-        let poll = shard.poll(key, due, waker);
-        if poll.is_pending() {
-            *held = WakerId::of(waker);
-        }
-        poll
-    }
-
-    /// Moves the owned entry `key` from deadline `old` to `new`. `false`
-    /// when it no longer has an entry (see `Shard::reset`): then the sleep
-    /// registers again on its next poll. `shares_word` says whether the
-    /// sleep shares the entry's due word: set by the first move later.
-    #[inline]
-    pub(crate) fn reset_owned(
-        &self,
-        key: u32,
-        old: Deadline,
-        new: Deadline,
-        reached: Reached,
-        shares_word: &mut bool,
-    ) -> bool {
-        let clock = &self.core().clock;
-        let (old, tick) = (clock.tick_of(old), clock.tick_of(new));
-        // A deadline known to be reached completes now, whatever its tick.
-        if tick >= old && reached != Reached::Yes && !self.core().is_shutdown() {
-            // Whether the driver has the entry already, as the locked path
-            // would find it.
-            if self.get().is_processed(old) {
-                return false;
-            }
-            if tick == old {
-                // The same tick: the entry, and what the shard would
-                // answer, stay as they are. No lock.
-                return true;
-            }
-            // Later: the word, if the entry has one, is all that changes
-            // (no lock), unless the driver fires the entry first.
-            if *shares_word {
-                return self.get().move_later(key, old, tick);
-            }
-            *shares_word = self.get().reset(key, old, tick, 0, true);
-            return *shares_word;
-        }
-        // Earlier, reached, or after a shutdown (which the locked path
-        // tells). A deadline its mover knows to be reached goes now, and
-        // the task is woken. Otherwise only a deadline moved earlier can
-        // have elapsed already, by its tick, as tokio's timer tells after a
-        // move; elsewhere than where the clock can pause, that is left to
-        // the driver, as tokio leaves it (no clock read).
-        let now = if reached == Reached::Yes {
-            tick
-        } else if tick >= old || !clock.pausable() {
-            0
-        } else {
-            clock.now_tick()
-        };
-        self.get().reset(key, old, tick, now, false)
-    }
-
-    /// Removes the owned entry `key`, due at `deadline`, unless the driver
-    /// has it.
-    #[inline]
-    pub(crate) fn cancel_owned(&self, key: u32, deadline: Deadline) {
-        self.get().cancel(key, self.core().clock.tick_of(deadline));
-    }
-
     /// Files a shared entry due at `deadline`, waking the waker `make`
     /// returns. `keep` runs under the shard lock with the new key: `false`
-    /// (the owner was cancelled meanwhile) removes the entry at once.
+    /// (the owner was cancelled meanwhile) removes the entry at once, and
+    /// the key returned names none.
     pub(crate) fn file_shared(
         &self,
         deadline: Deadline,
         make: impl FnOnce() -> Waker,
-        keep: impl FnOnce(&mut ShardOps<'_>, u32) -> bool,
-    ) -> Filing {
+        keep: impl FnOnce(u32) -> bool,
+    ) -> Registration {
         let core = self.core();
         let tick = core.clock.tick_of(deadline);
         if self.has_passed(deadline, tick) {
-            return Filing::Passed;
+            return Registration::Passed;
         }
-        let (filing, kept) = self.get().with_lock(|ops| {
+        let (registration, kept) = self.get().with_lock(|ops| {
             if ops.is_shutdown() {
-                (Filing::Shutdown, false)
+                return (Registration::Shutdown, false);
             } else if tick <= ops.processed() {
-                (Filing::Passed, false)
-            } else {
-                let key = ops.insert(tick, make());
-                let kept = keep(ops, key);
-                if !kept {
-                    ops.remove(key);
-                }
-                (Filing::Filed, kept)
+                return (Registration::Passed, false);
             }
+            let key = ops.insert(tick, make());
+            let kept = keep(key);
+            if !kept {
+                ops.remove(key);
+            }
+            (Registration::Key(key), kept)
         });
         if kept {
             core.wake_driver_for(tick);
         }
-        filing
+        registration
     }
 }

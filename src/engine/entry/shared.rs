@@ -23,7 +23,7 @@ use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
 use crate::engine::clock::Deadline;
-use crate::engine::entry::Filing;
+use crate::engine::shard::Registration;
 use crate::engine::shards::{ShardHold, ShardRef};
 use crate::engine::sync::AtomicU64;
 
@@ -109,7 +109,7 @@ impl SharedEntry {
         let filing = self.shard.file_shared(
             self.deadline,
             || Waker::from(self.clone()),
-            |_, key| {
+            |key| {
                 // Fails when cancelled before it could register: the entry
                 // goes again.
                 self.state
@@ -123,14 +123,10 @@ impl SharedEntry {
             },
         );
         match filing {
-            Filing::Filed => {}
+            Registration::Key(_) => {}
             // Its tick has elapsed: tokio's timer would fire it at once.
-            Filing::Passed => {
-                self.settle(EXPIRED);
-            }
-            Filing::Shutdown => {
-                self.settle(SHUTDOWN);
-            }
+            Registration::Passed => self.settle(EXPIRED),
+            Registration::Shutdown => self.settle(SHUTDOWN),
         }
         state_of(self.state.load(Ordering::Acquire))
     }
@@ -170,24 +166,13 @@ impl SharedEntry {
         }
     }
 
-    /// Moves a pending delay to `to`, keeping its key; false if it was not
+    /// Moves a pending delay to `to`, keeping its key; nothing if it is not
     /// pending.
-    fn settle(&self, to: u64) -> bool {
-        let mut w = self.state.load(Ordering::Acquire);
-        loop {
-            if state_of(w) != PENDING {
-                return false;
-            }
-            match self.state.compare_exchange_weak(
-                w,
-                (w & !STATE) | to,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
-                Err(actual) => w = actual,
-            }
-        }
+    fn settle(&self, to: u64) {
+        let pending = |w| (state_of(w) == PENDING).then_some((w & !STATE) | to);
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, pending);
     }
 }
 
@@ -239,9 +224,7 @@ impl SharedEntry {
     pub(crate) fn release(&self) {
         let bits = self.state.load(Ordering::Acquire);
         match key_of(bits) {
-            None => {
-                self.settle(CANCELLED);
-            }
+            None => self.settle(CANCELLED),
             Some(k) => self.shard.get().with_lock(|ops| {
                 // A handle's cancel removes the entry itself, under this lock.
                 if state_of(self.state.load(Ordering::Acquire)) != CANCELLED {

@@ -130,8 +130,7 @@ impl<T> HashedWheel<T> {
         let mut prev = NIL;
         for &k in &order {
             let e = &mut self.entries[k as usize];
-            e.prev = prev;
-            e.next = NIL;
+            (e.prev, e.next) = (prev, NIL);
             if prev == NIL {
                 self.due_head = k;
             } else {
@@ -169,14 +168,12 @@ impl<T> HashedWheel<T> {
         let keys: Vec<u32> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.prev != DETACHED || e.tick == NEVER)
+            .filter(|(_, e)| e.prev != DETACHED)
             .map(|(k, _)| k as u32)
             .collect();
         for key in keys {
-            if self.entries[key as usize].prev != DETACHED {
-                self.unlink(key);
-            }
-            // Expired from now on, even a parked entry.
+            self.unlink(key);
+            // Expired from now on.
             self.entries[key as usize].tick = self.processed;
             self.pending -= 1;
             f(key, &mut self.entries[key as usize].value);
@@ -190,35 +187,26 @@ impl<T> HashedWheel<T> {
     /// Appends `key`, detached, to the due list.
     #[inline]
     pub(super) fn push_due(&mut self, key: u32) {
-        let tail = self.due_tail;
-        {
-            let e = &mut self.entries[key as usize];
-            e.prev = NIL;
-            e.next = NIL;
-        }
+        let tail = std::mem::replace(&mut self.due_tail, key);
+        let e = &mut self.entries[key as usize];
+        (e.prev, e.next) = (tail, NIL);
         if tail == NIL {
             self.due_head = key;
         } else {
             self.entries[tail as usize].next = key;
-            self.entries[key as usize].prev = tail;
         }
-        self.due_tail = key;
     }
 
     /// Puts `key`, detached, first on the due list.
     #[inline]
     pub(super) fn push_due_front(&mut self, key: u32) {
-        let head = self.due_head;
-        {
-            let e = &mut self.entries[key as usize];
-            e.prev = NIL;
-            e.next = head;
-        }
+        let head = std::mem::replace(&mut self.due_head, key);
+        let e = &mut self.entries[key as usize];
+        (e.prev, e.next) = (NIL, head);
         if head == NIL {
             self.due_tail = key;
         } else {
             self.entries[head as usize].prev = key;
         }
-        self.due_head = key;
     }
 }

@@ -40,9 +40,8 @@
 //!   * the due list (`prev` neither `DETACHED` nor `UNFILED`, and
 //!     `tick <= elapsed`): it is due and
 //!     waits for [`HashedWheel::pop_due`];
-//!   * detached (`prev == DETACHED`): in no list. Either it was popped from
-//!     the due list (it has expired), or its tick is [`NEVER`] (it is parked
-//!     and never expires).
+//!   * detached (`prev == DETACHED`): in no list: it was popped from the
+//!     due list (it has expired).
 //! - `mins[b]` is a lower bound of the ticks in bucket `b` ([`NEVER`] when the
 //!   bucket is empty). It is exact after the bucket was last visited and only
 //!   goes stale (too low) when entries leave it, which can cost a spurious
@@ -89,17 +88,6 @@ const FILE_AT: usize = 1024;
 
 /// The most buckets a wheel may have.
 pub(crate) const MAX_SLOTS: usize = 1 << 30;
-
-/// Where an entry is, as seen by its owner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// In a bucket: it expires at its tick.
-    Scheduled,
-    /// Its tick has been reached: it is in the due list or was popped from it.
-    Due,
-    /// Its tick is [`NEVER`]: it is held but never expires.
-    Parked,
-}
 
 /// A bucket: its list of entries and an upper bound of their ticks.
 #[derive(Debug, Clone, Copy)]
@@ -209,8 +197,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// Stores `value` to expire at `tick`. A tick at or before
-    /// [`processed`](Self::processed) goes straight to the due list; [`NEVER`]
-    /// parks the entry. Gives the value back when the slab is full.
+    /// [`processed`](Self::processed) goes straight to the due list. Gives the value back when the slab is full.
     // Always inline: out of line, its `Result` carrying a waker went back
     // through memory, and the call cost a registration a twentieth of its
     // instructions.
@@ -221,7 +208,7 @@ impl<T> HashedWheel<T> {
             return Err(value);
         }
         self.pending += 1;
-        if tick != NEVER && tick > self.processed && self.unfiled.len() < FILE_AT {
+        if tick > self.processed && self.unfiled.len() < FILE_AT {
             // The usual case, `place_later`'s unfiled branch written with
             // the entry: a timer made for a future tick, while the unfiled
             // list has room. One write of the entry, no second pass over it.
@@ -241,7 +228,7 @@ impl<T> HashedWheel<T> {
         Ok(self.insert_and_place(tick, value))
     }
 
-    /// [`insert`](Self::insert) for a tick that is due, parked, or meets a
+    /// [`insert`](Self::insert) for a tick that is due or meets a
     /// full unfiled list: out of line, so that the usual case stays small
     /// enough to inline.
     #[inline(never)]
@@ -272,8 +259,6 @@ impl<T> HashedWheel<T> {
             self.unfile(at, key);
         } else if e.prev != DETACHED {
             self.detach(key);
-            self.pending -= 1;
-        } else if e.tick == NEVER {
             self.pending -= 1;
         }
         self.entries.remove(key as usize).value
@@ -311,7 +296,7 @@ impl<T> HashedWheel<T> {
         let e = &self.entries[key as usize];
         if e.prev != DETACHED {
             self.detach(key);
-        } else if e.tick != NEVER {
+        } else {
             // It had expired; it is pending again.
             self.pending += 1;
         }
@@ -343,20 +328,11 @@ impl<T> HashedWheel<T> {
         self.entries.get_mut(key as usize).map(|e| &mut e.value)
     }
 
-    pub(crate) fn tick_of(&self, key: u32) -> u64 {
-        self.entries[key as usize].tick
-    }
-
-    pub(crate) fn place_of(&self, key: u32) -> Place {
+    /// The tick the entry expires at, unless that tick has been reached
+    /// (it is due, or was popped as due): it is in a bucket or unfiled.
+    pub(crate) fn scheduled_at(&self, key: u32) -> Option<u64> {
         let e = &self.entries[key as usize];
-        if e.tick == NEVER {
-            Place::Parked
-        } else if e.prev != DETACHED && e.tick > self.processed {
-            // In a bucket, or unfiled (whose tick is always ahead).
-            Place::Scheduled
-        } else {
-            Place::Due
-        }
+        (e.prev != DETACHED && e.tick > self.processed).then_some(e.tick)
     }
 
     /// Removes every entry.
@@ -377,18 +353,20 @@ impl<T> HashedWheel<T> {
     /// Puts a detached entry where `tick` says, leaving it unfiled when its
     /// tick is ahead.
     pub(super) fn place_later(&mut self, key: u32, tick: u64) {
-        if tick == NEVER || tick <= self.processed {
-            self.place(key, tick);
+        debug_assert_eq!(self.entries[key as usize].prev, DETACHED, "placed twice");
+        self.entries[key as usize].tick = tick;
+        if tick <= self.processed {
+            // Ahead of what advancing moved there: the last entry filed as
+            // due comes out first, as from tokio-util's stack of expired
+            // values.
+            self.push_due_front(key);
             return;
         }
         if self.unfiled.len() == FILE_AT {
             self.file_unfiled();
         }
         let e = &mut self.entries[key as usize];
-        debug_assert_eq!(e.prev, DETACHED, "placed twice");
-        e.tick = tick;
-        e.prev = UNFILED;
-        e.next = self.unfiled.len() as u32;
+        (e.prev, e.next) = (UNFILED, self.unfiled.len() as u32);
         self.unfiled.push(key);
         if tick < self.next {
             self.next = tick;
@@ -413,8 +391,7 @@ impl<T> HashedWheel<T> {
         let e = &mut self.entries[key as usize];
         if e.prev == UNFILED {
             let at = e.next as usize;
-            e.prev = DETACHED;
-            e.next = NIL;
+            (e.prev, e.next) = (DETACHED, NIL);
             self.unfile(at, key);
         } else {
             self.unlink(key);
@@ -439,24 +416,6 @@ impl<T> HashedWheel<T> {
         }
     }
 
-    /// Links a detached entry where `tick` says.
-    pub(super) fn place(&mut self, key: u32, tick: u64) {
-        debug_assert_eq!(self.entries[key as usize].prev, DETACHED, "placed twice");
-        self.entries[key as usize].tick = tick;
-        if tick == NEVER {
-            let e = &mut self.entries[key as usize];
-            e.prev = DETACHED;
-            e.next = NIL;
-        } else if tick <= self.processed {
-            // Ahead of what advancing moved there: the last entry filed as
-            // due comes out first, as from tokio-util's stack of expired
-            // values.
-            self.push_due_front(key);
-        } else {
-            self.link(key, tick);
-        }
-    }
-
     /// Links the entry `key` at the tail of the bucket of `tick`, a tick
     /// after `processed`, whatever its links said (a detached or an unfiled
     /// entry: filing a batch writes each entry once).
@@ -473,9 +432,7 @@ impl<T> HashedWheel<T> {
             bucket.max = tick;
         }
         let e = &mut self.entries[key as usize];
-        e.tick = tick;
-        e.prev = tail;
-        e.next = NIL;
+        (e.tick, e.prev, e.next) = (tick, tail, NIL);
         if tail != NIL {
             self.entries[tail as usize].next = key;
         }
@@ -506,13 +463,9 @@ impl<T> HashedWheel<T> {
     /// Unlinks `key` from bucket `b`, or from the due list when `None`.
     #[inline]
     pub(super) fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
-        let (prev, next) = {
-            let e = &mut self.entries[key as usize];
-            let links = (e.prev, e.next);
-            e.prev = DETACHED;
-            e.next = NIL;
-            links
-        };
+        let e = &mut self.entries[key as usize];
+        let (prev, next) = (e.prev, e.next);
+        (e.prev, e.next) = (DETACHED, NIL);
         debug_assert_ne!(prev, DETACHED, "unlinking an entry in no list");
         // An entry without a predecessor heads the list its tick names.
         debug_assert!(

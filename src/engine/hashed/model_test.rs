@@ -22,12 +22,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
-use super::{HashedWheel, Place, DETACHED, FILE_AT, NEVER, NIL, UNFILED};
+use super::{HashedWheel, DETACHED, FILE_AT, NEVER, NIL, UNFILED};
 
 #[derive(Debug, Clone)]
 enum Op {
-    /// One entry, `delta` ticks after `processed` (0: due at once), or parked.
-    Insert(Option<u64>),
+    /// One entry, `delta` ticks after `processed` (0: due at once).
+    Insert(u64),
     /// `n` entries, each `1 + (i * step) % spread` ticks ahead: enough to
     /// fill the unfiled list past its bound.
     Burst {
@@ -37,9 +37,8 @@ enum Op {
     },
     /// Removes the `i`-th live entry (modulo their number).
     Remove(usize),
-    /// Moves the `i`-th live entry to `delta` ticks after `processed`, or
-    /// parks it.
-    Reschedule(usize, Option<u64>),
+    /// Moves the `i`-th live entry to `delta` ticks after `processed`.
+    Reschedule(usize, u64),
     /// Removes every `k`-th live entry, many of them unfiled; in one
     /// [`HashedWheel::remove_many`] when `batch` (the shards' sweep), where
     /// entries and their list neighbours go together.
@@ -55,11 +54,7 @@ enum Op {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Due at `tick`; `seq` orders the entries of one tick.
-    Scheduled {
-        tick: u64,
-        seq: u64,
-    },
-    Parked,
+    Scheduled { tick: u64, seq: u64 },
     /// Popped as due; stays until removed.
     Expired,
 }
@@ -76,21 +71,13 @@ struct Model {
 }
 
 impl Model {
-    fn place(&mut self, key: u32, target: Option<u64>) -> bool {
+    fn place(&mut self, key: u32, tick: u64) -> bool {
         self.later.remove(&key);
         self.loose.remove(&key);
-        let state = match target {
-            None => State::Parked,
-            Some(tick) => {
-                self.seq += 1;
-                State::Scheduled {
-                    tick,
-                    seq: self.seq,
-                }
-            }
-        };
-        self.entries.insert(key, state);
-        target.is_some_and(|t| t <= self.processed)
+        self.seq += 1;
+        let seq = self.seq;
+        self.entries.insert(key, State::Scheduled { tick, seq });
+        tick <= self.processed
     }
 
     fn live(&self) -> Vec<u32> {
@@ -141,14 +128,6 @@ impl Model {
     }
 }
 
-fn target(processed: u64, delta: Option<u64>) -> Option<u64> {
-    delta.map(|d| processed + d)
-}
-
-fn tick_of(target: Option<u64>) -> u64 {
-    target.unwrap_or(NEVER)
-}
-
 /// Pops every due entry and checks them against the model, which marks
 /// them expired: exactly in (tick, filing) order, except that entries in
 /// `loose` are only checked to be there, in tick order.
@@ -160,10 +139,13 @@ fn pop_all(w: &mut HashedWheel<u32>, m: &mut Model, expected: Vec<u32>) {
     }
     for &key in &popped {
         if let Some(&State::Scheduled { tick, .. }) = m.entries.get(&key) {
-            assert_eq!(w.tick_of(key), tick, "entry {key}: the tick it is due at");
+            assert_eq!(
+                w.entries[key as usize].tick, tick,
+                "entry {key}: the tick it is due at"
+            );
         }
     }
-    let ticks: Vec<u64> = popped.iter().map(|&k| w.tick_of(k)).collect();
+    let ticks: Vec<u64> = popped.iter().map(|&k| w.entries[k as usize].tick).collect();
     assert!(
         ticks.windows(2).all(|t| t[0] <= t[1]),
         "due in tick order: {ticks:?}"
@@ -248,17 +230,15 @@ fn check_invariants(w: &HashedWheel<u32>) {
         );
         unfiled += 1;
     }
-    let mut parked = 0;
     for (key, e) in w.entries.iter() {
         let key = key as u32;
         if seen.contains(&key) {
             assert_ne!(e.prev, DETACHED, "entry {key}: listed");
         } else {
             assert_eq!(e.prev, DETACHED, "entry {key}: in no list");
-            parked += usize::from(e.tick == NEVER);
         }
     }
-    assert_eq!(w.pending(), in_buckets + due.len() + unfiled + parked);
+    assert_eq!(w.pending(), in_buckets + due.len() + unfiled);
 }
 
 fn check(w: &HashedWheel<u32>, m: &Model) {
@@ -267,21 +247,21 @@ fn check(w: &HashedWheel<u32>, m: &Model) {
     assert_eq!(w.pending(), m.pending());
     assert_eq!(w.len(), m.entries.len());
     for (&key, &s) in &m.entries {
-        let place = match s {
-            State::Scheduled { .. } => Place::Scheduled,
-            State::Parked => Place::Parked,
-            State::Expired => Place::Due,
+        let scheduled = match s {
+            State::Scheduled { tick, .. } => Some(tick),
+            State::Expired => None,
         };
-        assert_eq!(w.place_of(key), place, "entry {key}");
-        if let State::Scheduled { tick, .. } = s {
-            assert_eq!(w.tick_of(key), tick);
-        }
+        assert_eq!(w.scheduled_at(key), scheduled, "entry {key}");
     }
     let earliest = m.earliest();
     let peeked = w.peek_earliest(|t, v| m.later.get(v).copied().unwrap_or(t));
     match (peeked, earliest) {
         (Some(got), Some((tick, key, pinned))) => {
-            let got_tick = m.later.get(&got).copied().unwrap_or(w.tick_of(got));
+            let got_tick = m
+                .later
+                .get(&got)
+                .copied()
+                .unwrap_or(w.entries[got as usize].tick);
             assert_eq!(got_tick, tick, "the earliest entry's tick");
             if pinned {
                 assert_eq!(got, key, "the earliest entry");
@@ -307,16 +287,16 @@ fn run(slots: usize, ops: &[Op]) {
     for op in ops {
         match *op {
             Op::Insert(delta) => {
-                let t = target(m.processed, delta);
-                let key = w.insert(tick_of(t), 0).unwrap();
+                let t = m.processed + delta;
+                let key = w.insert(t, 0).unwrap();
                 *w.get_mut(key).unwrap() = key;
                 let due = m.place(key, t);
                 pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
             }
             Op::Burst { n, step, spread } => {
                 for i in 0..n as u64 {
-                    let t = Some(m.processed + 1 + (i * step) % spread);
-                    let key = w.insert(tick_of(t), 0).unwrap();
+                    let t = m.processed + 1 + (i * step) % spread;
+                    let key = w.insert(t, 0).unwrap();
                     *w.get_mut(key).unwrap() = key;
                     m.place(key, t);
                 }
@@ -347,8 +327,8 @@ fn run(slots: usize, ops: &[Op]) {
             Op::Reschedule(i, delta) => {
                 let live = m.live();
                 let key = live[i % live.len()];
-                let t = target(m.processed, delta);
-                w.reschedule(key, tick_of(t));
+                let t = m.processed + delta;
+                w.reschedule(key, t);
                 let due = m.place(key, t);
                 pop_all(&mut w, &mut m, if due { vec![key] } else { vec![] });
             }
@@ -425,11 +405,8 @@ fn run(slots: usize, ops: &[Op]) {
     assert_eq!(w.peek_earliest(|t, _| t), None);
 }
 
-fn delta(slots: u64) -> impl Strategy<Value = Option<u64>> {
-    prop_oneof![
-        8 => (0..3 * slots + 3).prop_map(Some),
-        1 => Just(None),
-    ]
+fn delta(slots: u64) -> impl Strategy<Value = u64> {
+    0..3 * slots + 3
 }
 
 fn op(slots: u64) -> impl Strategy<Value = Op> {
@@ -479,9 +456,8 @@ fn a_burst_past_the_bound_keeps_every_rule() {
             },
             Op::RemoveEvery(3, false),
             Op::RemoveEvery(2, true),
-            Op::Insert(Some(1)),
-            Op::Reschedule(5, Some(0)),
-            Op::Reschedule(11, None),
+            Op::Insert(1),
+            Op::Reschedule(5, 0),
             Op::Advance(3),
             Op::Burst {
                 n,
@@ -489,7 +465,7 @@ fn a_burst_past_the_bound_keeps_every_rule() {
                 spread: 5,
             },
             Op::Advance(30),
-            Op::Reschedule(2, Some(2)),
+            Op::Reschedule(2, 2),
             Op::Advance(2),
         ],
     );

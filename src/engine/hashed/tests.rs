@@ -127,9 +127,9 @@ fn remove_and_reschedule_are_exact() {
     w.reschedule(c, 4);
     w.advance(4);
     assert_eq!(drain(&mut w), [3]);
-    assert_eq!(w.place_of(c), Place::Due);
+    assert_eq!(w.scheduled_at(c), None);
     w.reschedule(c, 12);
-    assert_eq!(w.place_of(c), Place::Scheduled);
+    assert_eq!(w.scheduled_at(c), Some(12));
     assert_eq!(w.pending(), 2);
     w.advance(11);
     assert_eq!(drain(&mut w), [1]);
@@ -141,18 +141,15 @@ fn remove_and_reschedule_are_exact() {
 }
 
 #[test]
-fn past_ticks_go_to_the_due_list_and_never_parks() {
+fn past_ticks_go_to_the_due_list() {
     let mut w = HashedWheel::new(4, 100);
     let k = w.insert(50, 1).unwrap();
-    assert_eq!(w.place_of(k), Place::Due);
+    assert_eq!(w.scheduled_at(k), None);
     assert_eq!(w.next_expiration(), Some(100));
-    let p = w.insert(NEVER, 2).unwrap();
-    assert_eq!(w.place_of(p), Place::Parked);
     assert_eq!(drain(&mut w), [1]);
     w.advance(u64::MAX - 1);
     assert!(drain(&mut w).is_empty());
-    assert_eq!(w.pending(), 1);
-    assert_eq!(w.remove(p), 2);
+    assert_eq!(w.pending(), 0);
     assert_eq!(w.pending(), 0);
 }
 
@@ -207,9 +204,9 @@ fn an_owners_later_tick_counts_in_peek_and_recheck() {
     w.advance(4);
     let retick = w.recheck_due(|t, v| (*v != 0).then(|| t + u64::from(std::mem::take(v))));
     assert!(retick, "`caught` stays due at 4");
-    assert_eq!(w.tick_of(caught), 4);
-    assert_eq!(w.tick_of(pushed), 9);
-    assert_eq!(w.place_of(pushed), Place::Scheduled);
+    assert_eq!(w.entries[caught as usize].tick, 4);
+    assert_eq!(w.entries[pushed as usize].tick, 9);
+    assert_eq!(w.scheduled_at(pushed), Some(9));
     assert_eq!(pop(&mut w), [caught]);
     assert_eq!(w.peek_earliest(later), Some(plain));
     w.advance(9);
@@ -242,7 +239,7 @@ fn sort_due_orders_a_catch_up_over_turns_by_tick() {
         let mut out = Vec::new();
         while let Some((k, v)) = w.pop_due() {
             let v = *v;
-            out.push((w.tick_of(k) / spread, v));
+            out.push((w.entries[k as usize].tick / spread, v));
         }
         let mut want: Vec<(u64, u32)> = ticks
             .iter()
@@ -273,7 +270,7 @@ fn unfiled_entries_leave_holes_and_keep_their_order() {
     let mut w = HashedWheel::new(8, 0);
     let keys: Vec<u32> = (0..5).map(|v| w.insert(4, v).unwrap()).collect();
     assert!(keys.iter().all(|&k| w.is_unfiled(k)));
-    assert_eq!(w.place_of(keys[1]), Place::Scheduled);
+    assert_eq!(w.scheduled_at(keys[1]), Some(4));
     assert_eq!(w.remove(keys[1]), 1);
     w.reschedule(keys[0], 4);
     assert_eq!(w.next_expiration(), Some(4), "unfiled ticks count");
@@ -350,7 +347,7 @@ fn peek_earliest_sees_unfiled_entries() {
 fn drain_pending_detaches_everything() {
     let mut w = HashedWheel::new(8, 0);
     w.insert(3, 1).unwrap();
-    w.insert(NEVER, 2).unwrap();
+    w.insert(4, 2).unwrap();
     w.insert(0, 3).unwrap();
     w.advance(1); // files the first
     w.insert(5, 4).unwrap(); // unfiled

@@ -6,7 +6,7 @@
 //!
 //! The code under test is the production code: the shard operations
 //! (`Shard::register`, `poll`, `reschedule`, `expire`, `shutdown`), a
-//! sleep's shared due word (`Chunk::move_later` against `Words::fire`), the
+//! sleep's shared due word (`Directory::move_later` against `Words::fire`), the
 //! driver's handshake (`Core::begin_run`, `end_run`, `wake_driver_for`),
 //! the `Delay` state word with its `TimeoutHandle` and the `DelayQueue`'s
 //! alarm (`QueueAlarm::set`, whose poll by the same task takes no lock), all on `crate::sync`'s
