@@ -14,7 +14,7 @@ use crate::wheel::Wheel;
 /// through the free functions' thread-local lookup, not through a
 /// [`Wheel::current`] clone.
 #[derive(Clone, Default)]
-pub(crate) struct WheelOrDefault(Option<Wheel>);
+pub(crate) struct WheelOrDefault(pub(crate) Option<Wheel>);
 
 impl WheelOrDefault {
     /// The default wheel of the runtime each timer is made on.
@@ -25,12 +25,6 @@ impl WheelOrDefault {
     /// `wheel` itself.
     pub(crate) fn held(wheel: Wheel) -> WheelOrDefault {
         WheelOrDefault(Some(wheel))
-    }
-
-    /// The held wheel, if any.
-    #[cfg(feature = "hyper")]
-    pub(crate) fn wheel(&self) -> Option<&Wheel> {
-        self.0.as_ref()
     }
 
     /// A place on the held wheel, or on the current runtime's default
