@@ -62,7 +62,7 @@ impl WheelOrDefault {
     ) -> Result<crate::timeout::Timeout<F>, Error> {
         let shard = self.claim()?;
         let deadline = crate::engine::clock::instant_after(duration);
-        Ok(crate::timeout::Timeout::new(call(), shard, deadline))
+        Ok(crate::timeout::Timeout::new(shard, deadline, call()))
     }
 }
 

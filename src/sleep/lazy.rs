@@ -3,12 +3,16 @@
 //! [`LazyTimeout`](crate::LazyTimeout) counts its limit from that poll.
 //! Neither touches the wheel for a future that completes on its first poll.
 
-use std::task::{Context, Poll};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::shards::ShardRef;
+use crate::error::Elapsed;
 use crate::sleep::Sleep;
 use crate::wheel::claim_default;
 
@@ -83,20 +87,29 @@ impl<S: Start> LazySleep<S> {
         }
     }
 
-    /// Starts the sleep if it has not started, and polls it for a timeout
-    /// whose inner future has just returned `Pending`
+    /// Polls a timeout: its inner future `value` first and, while that is
+    /// pending, this sleep, started at the first such poll
     /// ([`Sleep::poll_timeout`]).
     #[inline]
-    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
+    pub(crate) fn poll_timeout<F: Future>(
+        &mut self,
+        value: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, Elapsed>> {
+        let had_budget = coop::has_budget();
+        if let Poll::Ready(v) = value.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
         if let LazySleep::Unstarted(s) = self {
             let sleep = s.start();
             // What is replaced holds nothing now: no drop to run for it.
             std::mem::forget(std::mem::replace(self, LazySleep::Started(sleep)));
         }
-        match self {
-            LazySleep::Started(sleep) => sleep.poll_timeout(had_budget, cx),
-            LazySleep::Unstarted(_) => unreachable!("a lazy sleep is started above"),
-        }
+        let LazySleep::Started(sleep) = self else {
+            unreachable!("a lazy sleep is started above")
+        };
+        ready!(sleep.poll_timeout(had_budget, cx));
+        Poll::Ready(Err(Elapsed::new()))
     }
 }
 

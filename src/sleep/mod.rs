@@ -98,10 +98,7 @@ pub struct Sleep {
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
-        let at = shard.deadline_after(sleep_duration(duration));
-        Sleep {
-            entry: OwnedEntry::new(shard, at),
-        }
+        Sleep::started(shard, sleep_duration(duration))
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
@@ -268,8 +265,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        let shard = self.claim_or_panic("sleep");
-        Sleep::after(shard, duration)
+        Sleep::after(self.claim_or_panic("sleep"), duration)
     }
 
     /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
@@ -293,8 +289,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::after(shard, duration))
+        Ok(Sleep::after(self.claim()?, duration))
     }
 
     /// A [`Sleep`] that completes at `deadline`. A deadline in the past
@@ -320,8 +315,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        let shard = self.claim_or_panic("sleep_until");
-        Sleep::until(shard, deadline)
+        Sleep::until(self.claim_or_panic("sleep_until"), deadline)
     }
 
     /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
@@ -345,8 +339,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::until(shard, deadline))
+        Ok(Sleep::until(self.claim()?, deadline))
     }
 }
 
