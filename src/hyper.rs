@@ -237,9 +237,8 @@ impl ::hyper::rt::Sleep for Shed {}
 impl From<Wheel> for Timer {
     /// A timer whose sleeps are made on `wheel`.
     fn from(wheel: Wheel) -> Timer {
-        Timer {
-            wheel: WheelOrDefault::held(wheel),
-        }
+        let wheel = WheelOrDefault::held(wheel);
+        Timer { wheel }
     }
 }
 

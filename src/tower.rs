@@ -195,10 +195,8 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn new(timeout: Duration) -> TimeoutLayer {
-        TimeoutLayer {
-            timeout,
-            wheel: WheelOrDefault::current(),
-        }
+        let wheel = WheelOrDefault::current();
+        TimeoutLayer { timeout, wheel }
     }
 
     /// A layer that times each request out after `timeout`, on `wheel`.
@@ -224,10 +222,8 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
-        TimeoutLayer {
-            timeout,
-            wheel: WheelOrDefault::held(wheel),
-        }
+        let wheel = WheelOrDefault::held(wheel);
+        TimeoutLayer { timeout, wheel }
     }
 
     /// The duration each request is given.
@@ -415,10 +411,10 @@ where
     /// outside a tokio runtime or in one built without its timer.
     #[track_caller]
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
-        let timeout = match self
+        let made = self
             .wheel
-            .try_timeout_of(self.timeout, || self.inner.call(request))
-        {
+            .try_timeout_of(self.timeout, || self.inner.call(request));
+        let timeout = match made {
             Ok(timeout) => Some(timeout),
             Err(error) if error.is_at_capacity() => None,
             Err(error) => error.fail("timeout"),

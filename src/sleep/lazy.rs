@@ -70,7 +70,7 @@ impl Start for After {
     fn start(&mut self) -> Sleep {
         match self.shard.take() {
             Some(shard) => Sleep::started(shard, self.limit),
-            None => start_on_default(self.limit),
+            None => Sleep::started(claim_default("lazy_timeout"), self.limit),
         }
     }
 
@@ -111,11 +111,4 @@ impl<S: Start> LazySleep<S> {
         ready!(sleep.poll_timeout(had_budget, cx));
         Poll::Ready(Err(Elapsed::new()))
     }
-}
-
-/// [`After::start`] on the default wheel, out of line.
-#[cold]
-#[inline(never)]
-fn start_on_default(limit: Duration) -> Sleep {
-    Sleep::started(claim_default("lazy_timeout"), limit)
 }
