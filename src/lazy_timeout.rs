@@ -7,8 +7,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
 use crate::engine::shards::ShardRef;
-use crate::error::Elapsed;
-use crate::error::Error;
+use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{After, LazySleep};
 use crate::wheel::{try_claim_default, Wheel};
 
@@ -173,7 +172,10 @@ impl<F> LazyTimeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Option<Instant> {
-        self.timer.deadline()
+        match &self.timer {
+            LazySleep::Unstarted(_) => None,
+            LazySleep::Started(sleep) => Some(sleep.deadline()),
+        }
     }
 }
 

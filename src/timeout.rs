@@ -8,8 +8,7 @@ use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
-use crate::error::Elapsed;
-use crate::error::Error;
+use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{At, LazySleep};
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
@@ -147,9 +146,10 @@ impl<F> Timeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        self.timer
-            .deadline()
-            .expect("a timeout is made with its deadline")
+        match &self.timer {
+            LazySleep::Unstarted(start) => start.at,
+            LazySleep::Started(sleep) => sleep.deadline(),
+        }
     }
 }
 

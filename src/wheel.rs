@@ -261,7 +261,6 @@ impl Wheel {
     /// assert!(wheel.clone().is_shutdown()); // every clone is the same wheel
     /// # }
     /// ```
-    #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()
     }

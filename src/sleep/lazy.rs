@@ -28,8 +28,6 @@ pub(crate) enum LazySleep<S> {
 pub(crate) trait Start {
     /// The sleep, leaving `self` holding nothing that needs a drop.
     fn start(&mut self) -> Sleep;
-    /// The deadline, if it is known before the start.
-    fn deadline(&self) -> Option<Instant>;
 }
 
 /// Due at an instant, on the wheel of `shard` (a `Timeout`'s). The
@@ -54,10 +52,6 @@ impl Start for At {
     fn start(&mut self) -> Sleep {
         Sleep::until(self.shard.take(), self.at)
     }
-
-    fn deadline(&self) -> Option<Instant> {
-        Some(self.at)
-    }
 }
 
 impl Start for After {
@@ -73,20 +67,9 @@ impl Start for After {
             None => Sleep::started(claim_default("lazy_timeout"), self.limit),
         }
     }
-
-    fn deadline(&self) -> Option<Instant> {
-        None
-    }
 }
 
 impl<S: Start> LazySleep<S> {
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        match self {
-            LazySleep::Unstarted(s) => s.deadline(),
-            LazySleep::Started(sleep) => Some(sleep.deadline()),
-        }
-    }
-
     /// Polls a timeout: its inner future `value` first and, while that is
     /// pending, this sleep, started at the first such poll
     /// ([`Sleep::poll_timeout`]).
@@ -108,7 +91,7 @@ impl<S: Start> LazySleep<S> {
         let LazySleep::Started(sleep) = self else {
             unreachable!("a lazy sleep is started above")
         };
-        ready!(sleep.poll_timeout(had_budget, cx));
+        ready!(coop::budgeted_after(had_budget, cx, |cx| sleep.poll_unbudgeted(cx)));
         Poll::Ready(Err(Elapsed::new()))
     }
 }

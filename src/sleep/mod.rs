@@ -104,9 +104,8 @@ impl Sleep {
     /// A sleep until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
         let at = shard.deadline_at(deadline);
-        Sleep {
-            entry: OwnedEntry::new(shard, at),
-        }
+        let entry = OwnedEntry::new(shard, at);
+        Sleep { entry }
     }
 
     /// A sleep `limit` from now on the wheel of `shard`: a
@@ -212,16 +211,9 @@ impl Sleep {
 
     /// Polls the sleep without touching the task's budget: for a timer
     /// that has checked the budget already in this poll.
+    #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
-    }
-
-    /// Polls the sleep of a timeout whose inner future has just returned
-    /// `Pending` ([`coop::budgeted_after`]).
-    ///
-    /// Not generic, so that it is compiled once for every `Timeout<F>`.
-    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        coop::budgeted_after(had_budget, cx, |cx| self.entry.poll(cx))
     }
 }
 
