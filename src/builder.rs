@@ -349,7 +349,7 @@ impl Builder {
     /// ```
     pub fn build_default(self) -> Result<Wheel, BuildError> {
         registry::build_default(&self.config)
-            .map(Wheel::from_handle)
+            .map(|handle| Wheel { handle })
             .map_err(BuildError::new)
     }
 

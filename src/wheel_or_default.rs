@@ -5,7 +5,10 @@ use std::fmt;
 #[cfg(any(feature = "hyper", feature = "tower"))]
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::error::Error;
+use crate::sleep::Sleep;
 use crate::wheel::Wheel;
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
@@ -39,16 +42,13 @@ impl WheelOrDefault {
 
     /// A sleep of `duration`.
     #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
-        Ok(crate::sleep::Sleep::after(self.claim()?, duration))
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        Ok(Sleep::after(self.claim()?, duration))
     }
 
     /// A sleep until `deadline`.
-    pub(crate) fn try_sleep_until(
-        &self,
-        deadline: tokio::time::Instant,
-    ) -> Result<crate::sleep::Sleep, Error> {
-        Ok(crate::sleep::Sleep::until(self.claim()?, deadline))
+    pub(crate) fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        Ok(Sleep::until(self.claim()?, deadline))
     }
 
     /// The future `call` makes, with a timeout of `duration`; `call` is

@@ -71,8 +71,8 @@ impl Start for After {
 
 impl<S: Start> LazySleep<S> {
     /// Polls a timeout: its inner future `value` first and, while that is
-    /// pending, this sleep, started at the first such poll
-    /// ([`Sleep::poll_timeout`]).
+    /// pending, this sleep, started at the first such poll, within the
+    /// task's budget as [`coop::budgeted_after`] spends it.
     #[inline]
     pub(crate) fn poll_timeout<F: Future>(
         &mut self,

@@ -210,7 +210,8 @@ impl Sleep {
     }
 
     /// Polls the sleep without touching the task's budget: for a timer
-    /// that has checked the budget already in this poll.
+    /// that spends the budget itself (a timeout's, through
+    /// [`coop::budgeted_after`]).
     #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
