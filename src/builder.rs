@@ -42,15 +42,9 @@ use crate::wheel::Wheel;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Builder {
     config: Config,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder::new()
-    }
 }
 
 impl Builder {
@@ -73,9 +67,7 @@ impl Builder {
     /// # }
     /// ```
     pub fn new() -> Builder {
-        Builder {
-            config: Config::default(),
-        }
+        Builder::default()
     }
 
     /// The wheel's resolution: deadlines round up to a whole number of
@@ -105,9 +97,8 @@ impl Builder {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn tick(mut self, tick: Duration) -> Builder {
-        self.config.tick = tick;
-        self
+    pub fn tick(self, tick: Duration) -> Builder {
+        self.with(|c| c.tick = tick)
     }
 
     /// The number of buckets of each shard, rounded up to a power of two.
@@ -129,9 +120,8 @@ impl Builder {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn buckets(mut self, buckets: usize) -> Builder {
-        self.config.buckets = buckets;
-        self
+    pub fn buckets(self, buckets: usize) -> Builder {
+        self.with(|c| c.buckets = buckets)
     }
 
     /// Bounds the timers alive at once. A `Sleep`, `Timeout` or `Delay`
@@ -157,9 +147,8 @@ impl Builder {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn max_timers(mut self, max: usize) -> Builder {
-        self.config.max_timers = Some(max);
-        self
+    pub fn max_timers(self, max: usize) -> Builder {
+        self.with(|c| c.max_timers = Some(max))
     }
 
     /// How many worker threads can make and cancel timers at once without
@@ -181,9 +170,8 @@ impl Builder {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn shards(mut self, shards: usize) -> Builder {
-        self.config.shards = Some(shards);
-        self
+    pub fn shards(self, shards: usize) -> Builder {
+        self.with(|c| c.shards = Some(shards))
     }
 
     /// The wheel's name: the value of the `wheel` label of its metrics
@@ -211,9 +199,8 @@ impl Builder {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Builder {
-        self.config.name = Some(name.into());
-        self
+    pub fn name(self, name: impl Into<Cow<'static, str>>) -> Builder {
+        self.with(|c| c.name = Some(name.into()))
     }
 
     /// How often the wheel hands its counts to the `metrics` recorder
@@ -252,9 +239,8 @@ impl Builder {
     /// ```
     #[cfg(feature = "metrics")]
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-    pub fn metrics_interval(mut self, interval: Duration) -> Builder {
-        self.config.metrics_interval = interval;
-        self
+    pub fn metrics_interval(self, interval: Duration) -> Builder {
+        self.with(|c| c.metrics_interval = interval)
     }
 
     /// How late the wheel may fire its timers before it reports a stall
@@ -287,9 +273,8 @@ impl Builder {
     /// ```
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-    pub fn stall_threshold(mut self, threshold: Duration) -> Builder {
-        self.config.stall_threshold = threshold;
-        self
+    pub fn stall_threshold(self, threshold: Duration) -> Builder {
+        self.with(|c| c.stall_threshold = threshold)
     }
 
     /// Builds the wheel and spawns its driver on the current tokio runtime.
@@ -364,8 +349,14 @@ impl Builder {
     /// ```
     pub fn build_default(self) -> Result<Wheel, BuildError> {
         registry::build_default(&self.config)
-            .map(Wheel::from_handle)
+            .map(|handle| Wheel { handle })
             .map_err(BuildError::new)
+    }
+
+    /// `self`, with `set` applied to its settings.
+    fn with(mut self, set: impl FnOnce(&mut Config)) -> Builder {
+        set(&mut self.config);
+        self
     }
 }
 

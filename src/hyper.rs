@@ -185,9 +185,7 @@ impl Timer {
     /// });
     /// ```
     pub fn new() -> Timer {
-        Timer {
-            wheel: WheelOrDefault::current(),
-        }
+        Timer::default()
     }
 
     /// The wheel this timer uses, if it was built from one; `None` for
@@ -206,13 +204,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn wheel(&self) -> Option<&Wheel> {
-        self.wheel.wheel()
-    }
-
-    /// A sleep until `deadline` on this timer's wheel.
-    #[track_caller]
-    fn sleep_at(&self, deadline: Instant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        boxed(self.wheel.try_sleep_until(deadline), "sleep_until")
+        self.wheel.0.as_ref()
     }
 }
 
@@ -245,9 +237,8 @@ impl ::hyper::rt::Sleep for Shed {}
 impl From<Wheel> for Timer {
     /// A timer whose sleeps are made on `wheel`.
     fn from(wheel: Wheel) -> Timer {
-        Timer {
-            wheel: WheelOrDefault::held(wheel),
-        }
+        let wheel = WheelOrDefault::held(wheel);
+        Timer { wheel }
     }
 }
 
@@ -257,7 +248,8 @@ impl ::hyper::rt::Timer for Timer {
     }
 
     fn sleep_until(&self, deadline: StdInstant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        self.sleep_at(Instant::from_std(deadline))
+        let deadline = Instant::from_std(deadline);
+        boxed(self.wheel.try_sleep_until(deadline), "sleep_until")
     }
 
     fn now(&self) -> StdInstant {
@@ -267,7 +259,7 @@ impl ::hyper::rt::Timer for Timer {
     fn reset(&self, sleep: &mut Pin<Box<dyn ::hyper::rt::Sleep>>, new_deadline: StdInstant) {
         match sleep.as_mut().downcast_mut_pin::<Sleep>() {
             Some(ours) => ours.get_mut().reset(Instant::from_std(new_deadline)),
-            None => *sleep = self.sleep_at(Instant::from_std(new_deadline)),
+            None => *sleep = ::hyper::rt::Timer::sleep_until(self, new_deadline),
         }
     }
 }

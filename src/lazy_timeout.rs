@@ -7,8 +7,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
 use crate::engine::shards::ShardRef;
-use crate::error::Elapsed;
-use crate::error::Error;
+use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{After, LazySleep};
 use crate::wheel::{try_claim_default, Wheel};
 
@@ -77,7 +76,7 @@ pin_project! {
 impl<F> LazyTimeout<F> {
     /// A lazy timeout on the wheel of `shard`, or on the default wheel of
     /// the runtime it is first pending on (`None`).
-    pub(crate) fn new(value: F, limit: Duration, shard: Option<ShardRef>) -> LazyTimeout<F> {
+    pub(crate) fn new(shard: Option<ShardRef>, limit: Duration, value: F) -> Self {
         LazyTimeout {
             value,
             timer: LazySleep::Unstarted(After { shard, limit }),
@@ -173,7 +172,10 @@ impl<F> LazyTimeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Option<Instant> {
-        self.timer.deadline()
+        match &self.timer {
+            LazySleep::Unstarted(_) => None,
+            LazySleep::Started(sleep) => Some(sleep.deadline()),
+        }
     }
 }
 
@@ -191,14 +193,7 @@ impl<F: Future> Future for LazyTimeout<F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = crate::coop::has_budget();
-        if let Poll::Ready(v) = this.value.poll(cx) {
-            return Poll::Ready(Ok(v));
-        }
-        match this.timer.poll_timeout(had_budget, cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
-            Poll::Pending => Poll::Pending,
-        }
+        this.timer.poll_timeout(this.value, cx)
     }
 }
 
@@ -235,8 +230,8 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> LazyTimeout<F::IntoFuture> {
-        let shard = self.claim_or_panic("lazy_timeout");
-        LazyTimeout::new(future.into_future(), duration, Some(shard))
+        let shard = Some(self.claim_or_panic("lazy_timeout"));
+        LazyTimeout::new(shard, duration, future.into_future())
     }
 
     /// Like [`lazy_timeout`](Wheel::lazy_timeout), but returns an error when
@@ -264,12 +259,8 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-        let shard = self.claim()?;
-        Ok(LazyTimeout::new(
-            future.into_future(),
-            duration,
-            Some(shard),
-        ))
+        let shard = Some(self.claim()?);
+        Ok(LazyTimeout::new(shard, duration, future.into_future()))
     }
 }
 
@@ -317,7 +308,7 @@ impl Wheel {
 /// # }
 /// ```
 pub fn lazy_timeout<F: IntoFuture>(duration: Duration, future: F) -> LazyTimeout<F::IntoFuture> {
-    LazyTimeout::new(future.into_future(), duration, None)
+    LazyTimeout::new(None, duration, future.into_future())
 }
 
 /// Like [`lazy_timeout`](fn@lazy_timeout), but takes its place on the
@@ -353,10 +344,6 @@ pub fn try_lazy_timeout<F: IntoFuture>(
     duration: Duration,
     future: F,
 ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-    let shard = try_claim_default()?;
-    Ok(LazyTimeout::new(
-        future.into_future(),
-        duration,
-        Some(shard),
-    ))
+    let shard = Some(try_claim_default()?);
+    Ok(LazyTimeout::new(shard, duration, future.into_future()))
 }

@@ -8,8 +8,7 @@ use tokio::time::Instant;
 
 use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
-use crate::error::Elapsed;
-use crate::error::Error;
+use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{At, LazySleep};
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
@@ -64,14 +63,11 @@ pin_project! {
 }
 
 impl<F> Timeout<F> {
-    /// A timeout at `deadline` on the wheel of `shard`.
-    pub(crate) fn new(value: F, shard: ShardRef, deadline: Instant) -> Timeout<F> {
+    /// A timeout of `f` at `at` on the wheel of `shard`.
+    pub(crate) fn new(shard: ShardRef, at: Instant, f: impl IntoFuture<IntoFuture = F>) -> Self {
         Timeout {
-            value,
-            timer: LazySleep::Unstarted(At {
-                shard,
-                at: deadline,
-            }),
+            value: f.into_future(),
+            timer: LazySleep::Unstarted(At { shard, at }),
         }
     }
 
@@ -150,9 +146,10 @@ impl<F> Timeout<F> {
     /// # }
     /// ```
     pub fn deadline(&self) -> Instant {
-        self.timer
-            .deadline()
-            .expect("a timeout is made with its deadline")
+        match &self.timer {
+            LazySleep::Unstarted(start) => start.at,
+            LazySleep::Started(sleep) => sleep.deadline(),
+        }
     }
 }
 
@@ -163,14 +160,7 @@ impl<F: Future> Future for Timeout<F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let had_budget = crate::coop::has_budget();
-        if let Poll::Ready(v) = this.value.poll(cx) {
-            return Poll::Ready(Ok(v));
-        }
-        match this.timer.poll_timeout(had_budget, cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
-            Poll::Pending => Poll::Pending,
-        }
+        this.timer.poll_timeout(this.value, cx)
     }
 }
 
@@ -199,7 +189,7 @@ impl Wheel {
     #[track_caller]
     pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
         let shard = self.claim_or_panic("timeout");
-        Timeout::new(future.into_future(), shard, instant_after(duration))
+        Timeout::new(shard, instant_after(duration), future)
     }
 
     /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
@@ -227,12 +217,7 @@ impl Wheel {
         duration: Duration,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        let shard = self.claim()?;
-        Ok(Timeout::new(
-            future.into_future(),
-            shard,
-            instant_after(duration),
-        ))
+        Ok(Timeout::new(self.claim()?, instant_after(duration), future))
     }
 
     /// Requires `future` to complete by `deadline`.
@@ -260,8 +245,7 @@ impl Wheel {
         deadline: Instant,
         future: F,
     ) -> Timeout<F::IntoFuture> {
-        let shard = self.claim_or_panic("timeout_at");
-        Timeout::new(future.into_future(), shard, deadline)
+        Timeout::new(self.claim_or_panic("timeout_at"), deadline, future)
     }
 
     /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
@@ -291,7 +275,7 @@ impl Wheel {
         deadline: Instant,
         future: F,
     ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(future.into_future(), self.claim()?, deadline))
+        Ok(Timeout::new(self.claim()?, deadline, future))
     }
 }
 
@@ -337,8 +321,7 @@ impl Wheel {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let shard = claim_default("timeout");
-    Timeout::new(future.into_future(), shard, instant_after(duration))
+    Timeout::new(claim_default("timeout"), instant_after(duration), future)
 }
 
 /// Like [`timeout`](fn@timeout), but returns an error where it would panic.
@@ -367,11 +350,7 @@ pub fn try_timeout<F: IntoFuture>(
     future: F,
 ) -> Result<Timeout<F::IntoFuture>, Error> {
     let shard = try_claim_default()?;
-    Ok(Timeout::new(
-        future.into_future(),
-        shard,
-        instant_after(duration),
-    ))
+    Ok(Timeout::new(shard, instant_after(duration), future))
 }
 
 /// Requires `future` to complete by `deadline`, timed by the current
@@ -409,7 +388,7 @@ pub fn try_timeout<F: IntoFuture>(
 /// ```
 #[track_caller]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    Timeout::new(future.into_future(), claim_default("timeout_at"), deadline)
+    Timeout::new(claim_default("timeout_at"), deadline, future)
 }
 
 /// Like [`timeout_at`], but returns an error where it would panic.
@@ -436,9 +415,5 @@ pub fn try_timeout_at<F: IntoFuture>(
     deadline: Instant,
     future: F,
 ) -> Result<Timeout<F::IntoFuture>, Error> {
-    Ok(Timeout::new(
-        future.into_future(),
-        try_claim_default()?,
-        deadline,
-    ))
+    Ok(Timeout::new(try_claim_default()?, deadline, future))
 }

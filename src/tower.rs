@@ -49,7 +49,6 @@
 //!
 //! Only available with the `tower` feature.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -99,7 +98,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// assert!(err.is::<Elapsed>());
 /// # }
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct TimeoutLayer {
     timeout: Duration,
@@ -141,7 +140,7 @@ pub struct TimeoutLayer {
 /// assert_eq!(wheel.metrics().refused_count(), 1);
 /// # }
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct Timeout<S> {
     inner: S,
@@ -163,18 +162,9 @@ pin_project! {
     #[derive(Debug)]
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct ResponseFuture<F> {
+        // `None`: the request was shed, the wheel being full.
         #[pin]
-        state: State<F>,
-    }
-}
-
-pin_project! {
-    /// A request timed on the wheel, or one shed because the wheel was full.
-    #[project = StateProj]
-    #[derive(Debug)]
-    enum State<F> {
-        Timed { #[pin] timeout: WheelTimeout<F> },
-        Shed { error: Error },
+        timeout: Option<WheelTimeout<F>>,
     }
 }
 
@@ -205,10 +195,8 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn new(timeout: Duration) -> TimeoutLayer {
-        TimeoutLayer {
-            timeout,
-            wheel: WheelOrDefault::current(),
-        }
+        let wheel = WheelOrDefault::current();
+        TimeoutLayer { timeout, wheel }
     }
 
     /// A layer that times each request out after `timeout`, on `wheel`.
@@ -234,10 +222,8 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
-        TimeoutLayer {
-            timeout,
-            wheel: WheelOrDefault::held(wheel),
-        }
+        let wheel = WheelOrDefault::held(wheel);
+        TimeoutLayer { timeout, wheel }
     }
 
     /// The duration each request is given.
@@ -270,15 +256,6 @@ impl<S> Layer<S> for TimeoutLayer {
     }
 }
 
-impl fmt::Debug for TimeoutLayer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimeoutLayer")
-            .field("timeout", &self.timeout)
-            .field("wheel", &self.wheel)
-            .finish()
-    }
-}
-
 // ===== impl Timeout =====
 
 impl<S> Timeout<S> {
@@ -303,11 +280,7 @@ impl<S> Timeout<S> {
     /// # }
     /// ```
     pub fn new(inner: S, timeout: Duration) -> Timeout<S> {
-        Timeout {
-            inner,
-            timeout,
-            wheel: WheelOrDefault::current(),
-        }
+        TimeoutLayer::new(timeout).layer(inner)
     }
 
     /// Wraps `inner`, timing each request out after `timeout` on `wheel`.
@@ -333,11 +306,7 @@ impl<S> Timeout<S> {
     /// # }
     /// ```
     pub fn with_wheel(inner: S, wheel: Wheel, timeout: Duration) -> Timeout<S> {
-        Timeout {
-            inner,
-            timeout,
-            wheel: WheelOrDefault::held(wheel),
-        }
+        TimeoutLayer::with_wheel(wheel, timeout).layer(inner)
     }
 
     /// The inner service.
@@ -442,25 +411,15 @@ where
     /// outside a tokio runtime or in one built without its timer.
     #[track_caller]
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
-        let state = match self
+        let made = self
             .wheel
-            .try_timeout_of(self.timeout, || self.inner.call(request))
-        {
-            Ok(timeout) => State::Timed { timeout },
-            Err(error) if error.is_at_capacity() => State::Shed { error },
+            .try_timeout_of(self.timeout, || self.inner.call(request));
+        let timeout = match made {
+            Ok(timeout) => Some(timeout),
+            Err(error) if error.is_at_capacity() => None,
             Err(error) => error.fail("timeout"),
         };
-        ResponseFuture { state }
-    }
-}
-
-impl<S: fmt::Debug> fmt::Debug for Timeout<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Timeout")
-            .field("inner", &self.inner)
-            .field("timeout", &self.timeout)
-            .field("wheel", &self.wheel)
-            .finish()
+        ResponseFuture { timeout }
     }
 }
 
@@ -474,15 +433,9 @@ where
     type Output = Result<T, BoxError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let timeout = match self.project().state.project() {
-            StateProj::Timed { timeout } => timeout,
-            StateProj::Shed { error } => return Poll::Ready(Err(Box::new(*error))),
-        };
-        match timeout.poll(cx) {
-            Poll::Ready(Ok(Ok(response))) => Poll::Ready(Ok(response)),
-            Poll::Ready(Ok(Err(e))) => Poll::Ready(Err(e.into())),
-            Poll::Ready(Err(elapsed)) => Poll::Ready(Err(Box::new(elapsed))),
-            Poll::Pending => Poll::Pending,
+        match self.project().timeout.as_pin_mut() {
+            Some(timeout) => timeout.poll(cx).map(|out| out?.map_err(Into::into)),
+            None => Poll::Ready(Err(Error::at_capacity().into())),
         }
     }
 }

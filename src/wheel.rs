@@ -44,7 +44,7 @@ use crate::metrics::Metrics;
 /// docs, in the crate's source (`src/engine/mod.rs`).
 #[derive(Debug, Clone)]
 pub struct Wheel {
-    handle: WheelHandle,
+    pub(crate) handle: WheelHandle,
 }
 
 impl Wheel {
@@ -125,19 +125,15 @@ impl Wheel {
     /// ```
     pub fn try_current() -> Result<Wheel, Error> {
         registry::current()
-            .map(Wheel::from_handle)
+            .map(|handle| Wheel { handle })
             .map_err(Error::from)
     }
 
     /// A wheel built with `config`, its driver on the current runtime.
     pub(crate) fn start(config: &Config) -> Result<Wheel, BuildError> {
         WheelHandle::start(config)
-            .map(Wheel::from_handle)
+            .map(|handle| Wheel { handle })
             .map_err(BuildError::new)
-    }
-
-    pub(crate) fn from_handle(handle: WheelHandle) -> Wheel {
-        Wheel { handle }
     }
 
     /// A place on this wheel for one more timer, on the shard this thread
@@ -261,7 +257,6 @@ impl Wheel {
     /// assert!(wheel.clone().is_shutdown()); // every clone is the same wheel
     /// # }
     /// ```
-    #[inline]
     pub fn is_shutdown(&self) -> bool {
         self.handle.is_shutdown()
     }

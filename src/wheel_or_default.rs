@@ -5,7 +5,10 @@ use std::fmt;
 #[cfg(any(feature = "hyper", feature = "tower"))]
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::error::Error;
+use crate::sleep::Sleep;
 use crate::wheel::Wheel;
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
@@ -14,7 +17,7 @@ use crate::wheel::Wheel;
 /// through the free functions' thread-local lookup, not through a
 /// [`Wheel::current`] clone.
 #[derive(Clone, Default)]
-pub(crate) struct WheelOrDefault(Option<Wheel>);
+pub(crate) struct WheelOrDefault(pub(crate) Option<Wheel>);
 
 impl WheelOrDefault {
     /// The default wheel of the runtime each timer is made on.
@@ -25,12 +28,6 @@ impl WheelOrDefault {
     /// `wheel` itself.
     pub(crate) fn held(wheel: Wheel) -> WheelOrDefault {
         WheelOrDefault(Some(wheel))
-    }
-
-    /// The held wheel, if any.
-    #[cfg(feature = "hyper")]
-    pub(crate) fn wheel(&self) -> Option<&Wheel> {
-        self.0.as_ref()
     }
 
     /// A place on the held wheel, or on the current runtime's default
@@ -45,16 +42,13 @@ impl WheelOrDefault {
 
     /// A sleep of `duration`.
     #[cfg(feature = "hyper")]
-    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<crate::sleep::Sleep, Error> {
-        Ok(crate::sleep::Sleep::after(self.claim()?, duration))
+    pub(crate) fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        Ok(Sleep::after(self.claim()?, duration))
     }
 
     /// A sleep until `deadline`.
-    pub(crate) fn try_sleep_until(
-        &self,
-        deadline: tokio::time::Instant,
-    ) -> Result<crate::sleep::Sleep, Error> {
-        Ok(crate::sleep::Sleep::until(self.claim()?, deadline))
+    pub(crate) fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        Ok(Sleep::until(self.claim()?, deadline))
     }
 
     /// The future `call` makes, with a timeout of `duration`; `call` is
@@ -68,7 +62,7 @@ impl WheelOrDefault {
     ) -> Result<crate::timeout::Timeout<F>, Error> {
         let shard = self.claim()?;
         let deadline = crate::engine::clock::instant_after(duration);
-        Ok(crate::timeout::Timeout::new(call(), shard, deadline))
+        Ok(crate::timeout::Timeout::new(shard, deadline, call()))
     }
 }
 

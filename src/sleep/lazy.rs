@@ -3,12 +3,16 @@
 //! [`LazyTimeout`](crate::LazyTimeout) counts its limit from that poll.
 //! Neither touches the wheel for a future that completes on its first poll.
 
-use std::task::{Context, Poll};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::coop;
 use crate::engine::shards::ShardRef;
+use crate::error::Elapsed;
 use crate::sleep::Sleep;
 use crate::wheel::claim_default;
 
@@ -24,8 +28,6 @@ pub(crate) enum LazySleep<S> {
 pub(crate) trait Start {
     /// The sleep, leaving `self` holding nothing that needs a drop.
     fn start(&mut self) -> Sleep;
-    /// The deadline, if it is known before the start.
-    fn deadline(&self) -> Option<Instant>;
 }
 
 /// Due at an instant, on the wheel of `shard` (a `Timeout`'s). The
@@ -50,10 +52,6 @@ impl Start for At {
     fn start(&mut self) -> Sleep {
         Sleep::until(self.shard.take(), self.at)
     }
-
-    fn deadline(&self) -> Option<Instant> {
-        Some(self.at)
-    }
 }
 
 impl Start for After {
@@ -66,43 +64,34 @@ impl Start for After {
     fn start(&mut self) -> Sleep {
         match self.shard.take() {
             Some(shard) => Sleep::started(shard, self.limit),
-            None => start_on_default(self.limit),
+            None => Sleep::started(claim_default("lazy_timeout"), self.limit),
         }
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        None
     }
 }
 
 impl<S: Start> LazySleep<S> {
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        match self {
-            LazySleep::Unstarted(s) => s.deadline(),
-            LazySleep::Started(sleep) => Some(sleep.deadline()),
-        }
-    }
-
-    /// Starts the sleep if it has not started, and polls it for a timeout
-    /// whose inner future has just returned `Pending`
-    /// ([`Sleep::poll_timeout`]).
+    /// Polls a timeout: its inner future `value` first and, while that is
+    /// pending, this sleep, started at the first such poll, within the
+    /// task's budget as [`coop::budgeted_after`] spends it.
     #[inline]
-    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
+    pub(crate) fn poll_timeout<F: Future>(
+        &mut self,
+        value: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, Elapsed>> {
+        let had_budget = coop::has_budget();
+        if let Poll::Ready(v) = value.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
         if let LazySleep::Unstarted(s) = self {
             let sleep = s.start();
             // What is replaced holds nothing now: no drop to run for it.
             std::mem::forget(std::mem::replace(self, LazySleep::Started(sleep)));
         }
-        match self {
-            LazySleep::Started(sleep) => sleep.poll_timeout(had_budget, cx),
-            LazySleep::Unstarted(_) => unreachable!("a lazy sleep is started above"),
-        }
+        let LazySleep::Started(sleep) = self else {
+            unreachable!("a lazy sleep is started above")
+        };
+        ready!(coop::budgeted_after(had_budget, cx, |cx| sleep.poll_unbudgeted(cx)));
+        Poll::Ready(Err(Elapsed::new()))
     }
-}
-
-/// [`After::start`] on the default wheel, out of line.
-#[cold]
-#[inline(never)]
-fn start_on_default(limit: Duration) -> Sleep {
-    Sleep::started(claim_default("lazy_timeout"), limit)
 }

@@ -98,18 +98,14 @@ pub struct Sleep {
 impl Sleep {
     /// A sleep `duration` from now on the wheel of `shard`.
     pub(crate) fn after(shard: ShardRef, duration: Duration) -> Sleep {
-        let at = shard.deadline_after(sleep_duration(duration));
-        Sleep {
-            entry: OwnedEntry::new(shard, at),
-        }
+        Sleep::started(shard, sleep_duration(duration))
     }
 
     /// A sleep until `deadline` on the wheel of `shard`.
     pub(crate) fn until(shard: ShardRef, deadline: Instant) -> Sleep {
         let at = shard.deadline_at(deadline);
-        Sleep {
-            entry: OwnedEntry::new(shard, at),
-        }
+        let entry = OwnedEntry::new(shard, at);
+        Sleep { entry }
     }
 
     /// A sleep `limit` from now on the wheel of `shard`: a
@@ -214,17 +210,11 @@ impl Sleep {
     }
 
     /// Polls the sleep without touching the task's budget: for a timer
-    /// that has checked the budget already in this poll.
+    /// that spends the budget itself (a timeout's, through
+    /// [`coop::budgeted_after`]).
+    #[inline]
     pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         self.entry.poll(cx)
-    }
-
-    /// Polls the sleep of a timeout whose inner future has just returned
-    /// `Pending` ([`coop::budgeted_after`]).
-    ///
-    /// Not generic, so that it is compiled once for every `Timeout<F>`.
-    pub(crate) fn poll_timeout(&mut self, had_budget: bool, cx: &mut Context<'_>) -> Poll<()> {
-        coop::budgeted_after(had_budget, cx, |cx| self.entry.poll(cx))
     }
 }
 
@@ -268,8 +258,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        let shard = self.claim_or_panic("sleep");
-        Sleep::after(shard, duration)
+        Sleep::after(self.claim_or_panic("sleep"), duration)
     }
 
     /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
@@ -293,8 +282,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::after(shard, duration))
+        Ok(Sleep::after(self.claim()?, duration))
     }
 
     /// A [`Sleep`] that completes at `deadline`. A deadline in the past
@@ -320,8 +308,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        let shard = self.claim_or_panic("sleep_until");
-        Sleep::until(shard, deadline)
+        Sleep::until(self.claim_or_panic("sleep_until"), deadline)
     }
 
     /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
@@ -345,8 +332,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
-        let shard = self.claim()?;
-        Ok(Sleep::until(shard, deadline))
+        Ok(Sleep::until(self.claim()?, deadline))
     }
 }
 
