@@ -230,18 +230,14 @@ impl Clock {
         }
     }
 
-    /// Now, as nanoseconds from the origin; 0 before it.
-    pub(crate) fn now_ns_unsigned(&self) -> u64 {
-        self.now_ns().max(0) as u64
-    }
-
     /// The instant `ns` nanoseconds after the origin (saturating).
     pub(crate) fn instant_of_ns(&self, ns: u64) -> Instant {
         self.instant_of(Deadline(i64::try_from(ns).unwrap_or(HORIZON_NS)))
     }
 
+    /// Now, as nanoseconds from the origin.
     #[inline]
-    fn now_ns(&self) -> i64 {
+    pub(crate) fn now_ns(&self) -> i64 {
         self.ns_of(Instant::now())
     }
 
@@ -291,16 +287,13 @@ impl Clock {
     /// The last tick that has ended by now.
     #[inline]
     pub(crate) fn now_tick(&self) -> u64 {
-        self.ticks_to(self.now_ns())
+        self.tick_at(Instant::now())
     }
 
     /// The last tick that has ended by `t`.
+    #[inline]
     pub(crate) fn tick_at(&self, t: Instant) -> u64 {
-        self.ticks_to(self.ns_of(t))
-    }
-
-    fn ticks_to(&self, ns: i64) -> u64 {
-        match ns {
+        match self.ns_of(t) {
             n if n <= 0 => 0,
             n => self.ticks_in(n as u64),
         }

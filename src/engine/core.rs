@@ -151,7 +151,7 @@ impl Core {
     fn wake_driver_earlier(&self, tick: u64) {
         if tick < self.next_wake.0.fetch_min(tick, Ordering::AcqRel) {
             self.signalled_ns.fetch_min(
-                self.clock.now_ns_unsigned(),
+                self.clock.now_ns().max(0) as u64,
                 std::sync::atomic::Ordering::Relaxed,
             );
             self.signal.notify_one();

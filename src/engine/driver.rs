@@ -95,13 +95,9 @@ impl Drop for Guard {
     fn drop(&mut self) {
         self.shards.shutdown();
         publish::stopped(&self.alarm.telemetry, &self.shards);
-        let sleep = self
-            .alarm
-            .arm
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .sleep
-            .take();
+        let mut arm = self.alarm.arm.lock().unwrap_or_else(|e| e.into_inner());
+        let sleep = arm.sleep.take();
+        drop(arm);
         drop(sleep);
     }
 }
@@ -305,31 +301,26 @@ impl Alarm {
 
     /// The alarm's part of a wake-up (see the module docs).
     fn alarm_pass(self: &std::sync::Arc<Self>) {
-        let core = &self.shards.core;
         let Some(mut arm) = self.try_arm() else {
             // The task is running a pass, or this wake-up comes from
             // within one: wake what is due now, and let the task finish.
             self.expire(&mut Vec::new(), INLINE);
-            self.kick();
-            return;
+            return self.kick();
         };
-        if arm.at.is_some_and(|at| Instant::now() < at) {
-            // Not the tokio timer firing at its deadline: a spurious
-            // wake-up, or that timer's own shutdown (tokio's alternative
-            // timer wakes every timer when its worker stops, and a re-arm
-            // then would make a timer on a runtime that is shutting down).
-            // The task looks, in its own context.
-            drop(arm);
-            self.kick();
-            return;
-        }
-        core.count(|c| c.wakeups += 1);
-        let waker = Waker::from(self.clone());
-        for _ in 0..ALARM_RETRIES {
-            match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
-                Pass::Armed => return,
-                Pass::More | Pass::Dead => break,
-                Pass::Again => {}
+        // Before its deadline, it is not the tokio timer firing: a spurious
+        // wake-up, or that timer's own shutdown (tokio's alternative timer
+        // wakes every timer when its worker stops, and a re-arm then would
+        // make a timer on a runtime that is shutting down). The task then
+        // looks, in its own context.
+        if arm.at.is_none_or(|at| Instant::now() >= at) {
+            self.shards.core.count(|c| c.wakeups += 1);
+            let waker = Waker::from(self.clone());
+            for _ in 0..ALARM_RETRIES {
+                match self.pass(&mut arm, INLINE, &waker, self.rearm_inline) {
+                    Pass::Armed => return,
+                    Pass::More | Pass::Dead => break,
+                    Pass::Again => {}
+                }
             }
         }
         drop(arm);

@@ -223,7 +223,7 @@ impl<T> QueueWheel<T> {
     }
 
     pub(crate) fn get(&self, key: u32) -> Option<&Queued<T>> {
-        self.wheel.get(key)
+        self.wheel.get_with_tick(key).map(|(_, q)| q)
     }
 
     /// The entry that expires first.
@@ -280,7 +280,7 @@ pub(crate) struct QueueAlarm(OwnedEntry);
 
 impl QueueAlarm {
     pub(crate) fn new(shard: ShardRef) -> QueueAlarm {
-        QueueAlarm(OwnedEntry::unstarted(shard))
+        QueueAlarm(OwnedEntry::new(shard, Deadline::ORIGIN))
     }
 
     fn core(&self) -> &Core {

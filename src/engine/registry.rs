@@ -58,13 +58,6 @@ struct RuntimeWheel {
     closed: bool,
 }
 
-impl RuntimeWheel {
-    /// Whether this entry serves `runtime`.
-    fn serves(&self, runtime: Id) -> bool {
-        self.runtime == runtime && (self.closed || !self.wheel.is_shutdown())
-    }
-}
-
 /// Every runtime's default wheel. A handful of entries (one per live
 /// runtime), looked at only when a thread's cache misses.
 static REGISTRY: Mutex<Vec<RuntimeWheel>> = Mutex::new(Vec::new());
@@ -98,11 +91,12 @@ fn registry() -> MutexGuard<'static, Vec<RuntimeWheel>> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The registry's wheel for `runtime`, if it serves it.
-fn find(runtime: Id) -> Option<WheelHandle> {
-    registry()
-        .iter()
-        .find(|e| e.serves(runtime))
+/// The wheel of `reg` that serves `runtime`: its own, unless it has shut
+/// down after it was built (one built on a runtime that had shut down
+/// already serves it still).
+fn find(reg: &[RuntimeWheel], runtime: Id) -> Option<WheelHandle> {
+    reg.iter()
+        .find(|e| e.runtime == runtime && (e.closed || !e.wheel.is_shutdown()))
         .map(|e| e.wheel.clone())
 }
 
@@ -111,21 +105,15 @@ fn find(runtime: Id) -> Option<WheelHandle> {
 /// others', are dropped on the way.
 fn install(runtime: Id, wheel: WheelHandle) -> Result<WheelHandle, WheelHandle> {
     let mut reg = registry();
-    if let Some(e) = reg.iter().find(|e| e.serves(runtime)) {
-        let found = e.wheel.clone();
+    if let Some(found) = find(&reg, runtime) {
         drop(reg);
         drop(wheel);
         return Err(found);
     }
-    let mut dead = Vec::new();
-    let mut i = 0;
-    while i < reg.len() {
-        if reg[i].wheel.is_shutdown() {
-            dead.push(reg.swap_remove(i));
-        } else {
-            i += 1;
-        }
-    }
+    let (dead, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *reg)
+        .into_iter()
+        .partition(|e| e.wheel.is_shutdown());
+    *reg = live;
     reg.push(RuntimeWheel {
         runtime,
         wheel: wheel.clone(),
@@ -164,7 +152,7 @@ thread_local! {
 /// built with the default configuration if it has none.
 fn lookup(handle: &Handle) -> Result<WheelHandle, Kind> {
     let runtime = handle.id();
-    if let Some(wheel) = find(runtime) {
+    if let Some(wheel) = find(&registry(), runtime) {
         return Ok(wheel);
     }
     if NO_TIMER.try_with(Cell::get).ok().flatten() == Some(runtime) {
@@ -283,7 +271,7 @@ pub(crate) fn current() -> Result<WheelHandle, Kind> {
 pub(crate) fn build_default(config: &Config) -> Result<WheelHandle, BuildKind> {
     let handle = Handle::try_current().map_err(|_| BuildKind::NoRuntime)?;
     let runtime = handle.id();
-    if find(runtime).is_some() {
+    if find(&registry(), runtime).is_some() {
         return Err(BuildKind::DefaultExists);
     }
     let config = config.clone().named_if_unnamed(DEFAULT_WHEEL);

@@ -118,12 +118,18 @@ pub(crate) fn timer_of(runtime: &tokio::runtime::Handle) -> Option<TokioTimer> {
     // A runtime that has shut down has no timer to ask (and its driver
     // refuses the wheel's task: the wheel is born shut down).
     if is_closed(runtime) {
-        return Some(TokioTimer {
-            boundary: None,
-            fires_at_once: true,
-        });
+        return Some(classic(None));
     }
     catch_unwind(probe).ok()
+}
+
+/// A timer that completes a reset to a passed deadline at once (item 2),
+/// whose ticks end at `boundary`, when known.
+fn classic(boundary: Option<Instant>) -> TokioTimer {
+    TokioTimer {
+        boundary,
+        fires_at_once: true,
+    }
 }
 
 /// Asks tokio's timer where its ticks fall, and how it takes a reset.
@@ -147,10 +153,7 @@ fn probe() -> TokioTimer {
     )));
     match search.poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(found) => found,
-        Poll::Pending => TokioTimer {
-            boundary: None,
-            fires_at_once: true,
-        },
+        Poll::Pending => classic(None),
     }
 }
 
@@ -161,14 +164,10 @@ fn search_boundary(mut probe: Pin<&mut Sleep>) -> TokioTimer {
         probe.as_mut().poll(&mut cx).is_ready()
     };
     let now = Instant::now();
-    let found = |boundary| TokioTimer {
-        boundary,
-        fires_at_once: true,
-    };
     // Nothing after now has elapsed.
     let mut hi = now.checked_add(Duration::from_nanos(1)).unwrap_or(now);
     if fires(hi) {
-        return found(None);
+        return classic(None);
     }
     // Something before now has been: tokio's start at the latest.
     let mut back = Duration::from_millis(1);
@@ -185,7 +184,7 @@ fn search_boundary(mut probe: Pin<&mut Sleep>) -> TokioTimer {
         }
         hi = t;
         let Some(b) = back.checked_mul(2) else {
-            return found(None);
+            return classic(None);
         };
         back = b;
     };
@@ -199,7 +198,7 @@ fn search_boundary(mut probe: Pin<&mut Sleep>) -> TokioTimer {
     }
     // `lo` completes and one nanosecond later does not, in two polls in a
     // row: a boundary lies between them, so `lo` is one.
-    found((fires(lo) && !fires(hi)).then_some(lo))
+    classic((fires(lo) && !fires(hi)).then_some(lo))
 }
 
 /// Whether `handle`'s runtime has shut down: it drops a task spawned on it

@@ -114,8 +114,8 @@ impl Sleep {
     /// [`after`](Sleep::after)'s.
     #[inline]
     pub(crate) fn started(shard: ShardRef, limit: Duration) -> Sleep {
-        let mut entry = OwnedEntry::unstarted(shard);
-        entry.start(entry.shard().deadline_after(limit));
+        let at = shard.deadline_after(limit);
+        let entry = OwnedEntry::new(shard, at);
         Sleep { entry }
     }
 

@@ -57,20 +57,6 @@ enum State {
 }
 
 impl OwnedEntry {
-    /// An entry on the wheel of `shard` whose deadline is set later, by
-    /// [`start`](OwnedEntry::start) or a reset, before its first poll (for
-    /// a `LazyTimeout` made on a held wheel, or a `DelayQueue`'s alarm).
-    pub(crate) fn unstarted(shard: ShardRef) -> OwnedEntry {
-        OwnedEntry::new(shard, Deadline::ORIGIN)
-    }
-
-    /// Sets the deadline of an [`unstarted`](OwnedEntry::unstarted) sleep.
-    #[inline]
-    pub(crate) fn start(&mut self, deadline: Deadline) {
-        debug_assert!(self.state == State::Unchecked && !self.touched);
-        self.deadline = deadline;
-    }
-
     /// The hold on the entry's shard.
     #[inline]
     pub(crate) fn shard(&self) -> &ShardRef {

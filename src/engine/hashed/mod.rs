@@ -220,9 +220,7 @@ impl<T> HashedWheel<T> {
                 value,
             }) as u32;
             self.unfiled.push(key);
-            if tick < self.next {
-                self.next = tick;
-            }
+            self.next = self.next.min(tick);
             return Ok(key);
         }
         Ok(self.insert_and_place(tick, value))
@@ -320,10 +318,6 @@ impl<T> HashedWheel<T> {
         self.entries.get(key as usize).map(|e| (e.tick, &e.value))
     }
 
-    pub(crate) fn get(&self, key: u32) -> Option<&T> {
-        self.entries.get(key as usize).map(|e| &e.value)
-    }
-
     pub(crate) fn get_mut(&mut self, key: u32) -> Option<&mut T> {
         self.entries.get_mut(key as usize).map(|e| &mut e.value)
     }
@@ -368,9 +362,7 @@ impl<T> HashedWheel<T> {
         let e = &mut self.entries[key as usize];
         (e.prev, e.next) = (UNFILED, self.unfiled.len() as u32);
         self.unfiled.push(key);
-        if tick < self.next {
-            self.next = tick;
-        }
+        self.next = self.next.min(tick);
     }
 
     /// Files every unfiled entry in its bucket, in the order they came.
@@ -428,21 +420,15 @@ impl<T> HashedWheel<T> {
             bucket.head = key;
         }
         bucket.tail = key;
-        if tick > bucket.max {
-            bucket.max = tick;
-        }
+        bucket.max = bucket.max.max(tick);
         let e = &mut self.entries[key as usize];
         (e.tick, e.prev, e.next) = (tick, tail, NIL);
         if tail != NIL {
             self.entries[tail as usize].next = key;
         }
         self.mark(b);
-        if tick < self.mins[b] {
-            self.mins[b] = tick;
-        }
-        if tick < self.next {
-            self.next = tick;
-        }
+        self.mins[b] = self.mins[b].min(tick);
+        self.next = self.next.min(tick);
     }
 
     /// Unlinks a linked entry from its bucket or from the due list.
