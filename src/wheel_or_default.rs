@@ -20,16 +20,6 @@ use crate::wheel::Wheel;
 pub(crate) struct WheelOrDefault(pub(crate) Option<Wheel>);
 
 impl WheelOrDefault {
-    /// The default wheel of the runtime each timer is made on.
-    pub(crate) const fn current() -> WheelOrDefault {
-        WheelOrDefault(None)
-    }
-
-    /// `wheel` itself.
-    pub(crate) fn held(wheel: Wheel) -> WheelOrDefault {
-        WheelOrDefault(Some(wheel))
-    }
-
     /// A place on the held wheel, or on the current runtime's default
     /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
     /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
