@@ -498,7 +498,7 @@ impl<T> DelayQueue<T> {
         self.armed = None;
     }
 
-    /// Gives back the memory of removed values, keeping every [`Key`](super::Key)
+    /// Gives back the memory of removed values, keeping every [`Key`]
     /// valid: tokio-util's `compact`.
     ///
     /// tokio-util moves values to the front of its storage and keeps a map
