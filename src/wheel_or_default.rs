@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{try_claim_default, Wheel};
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
 /// `Timeout`, the `io` wrappers): one it holds, or the default wheel of
@@ -24,10 +24,7 @@ impl WheelOrDefault {
     /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
     /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
     fn claim(&self) -> Result<crate::engine::shards::ShardRef, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.claim(),
-            None => crate::wheel::try_claim_default(),
-        }
+        self.0.as_ref().map_or_else(try_claim_default, Wheel::claim)
     }
 
     /// A sleep of `duration`.
