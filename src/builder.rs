@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::engine::config::Config;
+use crate::engine::handle::WheelHandle;
 use crate::engine::registry;
 use crate::error::BuildError;
 use crate::wheel::Wheel;
@@ -305,7 +306,9 @@ impl Builder {
     /// # }
     /// ```
     pub fn build(self) -> Result<Wheel, BuildError> {
-        Wheel::start(&self.config)
+        WheelHandle::start(&self.config)
+            .map(|handle| Wheel { handle })
+            .map_err(BuildError)
     }
 
     /// Builds the wheel as the current runtime's default wheel: the one that
@@ -350,7 +353,7 @@ impl Builder {
     pub fn build_default(self) -> Result<Wheel, BuildError> {
         registry::build_default(&self.config)
             .map(|handle| Wheel { handle })
-            .map_err(BuildError::new)
+            .map_err(BuildError)
     }
 
     /// `self`, with `set` applied to its settings.

@@ -126,8 +126,8 @@ impl Future for Delay {
         // The task's budget, spent as by a `Sleep`.
         coop::budgeted(cx, |cx| self.handle.entry.poll(cx)).map(|outcome| match outcome {
             Outcome::Expired => Ok(()),
-            Outcome::Cancelled => Err(Error::from(Kind::Cancelled)),
-            Outcome::Shutdown => Err(Error::shutdown()),
+            Outcome::Cancelled => Err(Error(Kind::Cancelled)),
+            Outcome::Shutdown => Err(Error(Kind::Shutdown)),
         })
     }
 }

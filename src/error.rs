@@ -49,13 +49,7 @@ const NO_TIMER: &str =
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Elapsed(());
-
-impl Elapsed {
-    pub(crate) fn new() -> Elapsed {
-        Elapsed(())
-    }
-}
+pub struct Elapsed(pub(crate) ());
 
 impl fmt::Display for Elapsed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -132,17 +126,9 @@ impl From<Elapsed> for io::Error {
 /// assert!(!err.is_no_timer() && !err.is_at_capacity() && !err.is_shutdown());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Error(Kind);
+pub struct Error(pub(crate) Kind);
 
 impl Error {
-    pub(crate) fn shutdown() -> Error {
-        Error(Kind::Shutdown)
-    }
-
-    pub(crate) fn at_capacity() -> Error {
-        Error(Kind::AtCapacity)
-    }
-
     /// Panics with this error, naming the function `what` that failed:
     /// what a plain constructor does where its `try_` twin returns `self`.
     #[cold]
@@ -284,12 +270,6 @@ impl From<Error> for io::Error {
     }
 }
 
-impl From<Kind> for Error {
-    fn from(kind: Kind) -> Error {
-        Error(kind)
-    }
-}
-
 /// The value of `result`, or the panic of its error naming the function
 /// `what` (see [`Error::fail`]): a plain constructor over its `try_` twin.
 #[track_caller]
@@ -311,13 +291,9 @@ pub(crate) fn unwrap_or_fail<T>(result: Result<T, Error>, what: &str) -> T {
 /// [`is_no_runtime`](BuildError::is_no_runtime) and
 /// [`is_no_timer`](BuildError::is_no_timer) mean what [`Error`]'s do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildError(BuildKind);
+pub struct BuildError(pub(crate) BuildKind);
 
 impl BuildError {
-    pub(crate) fn new(kind: BuildKind) -> BuildError {
-        BuildError(kind)
-    }
-
     /// The builder was called outside a tokio runtime, so there is nowhere to
     /// run the driver.
     ///

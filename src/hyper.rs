@@ -237,7 +237,7 @@ impl ::hyper::rt::Sleep for Shed {}
 impl From<Wheel> for Timer {
     /// A timer whose sleeps are made on `wheel`.
     fn from(wheel: Wheel) -> Timer {
-        let wheel = WheelOrDefault::held(wheel);
+        let wheel = WheelOrDefault(Some(wheel));
         Timer { wheel }
     }
 }
@@ -248,8 +248,7 @@ impl ::hyper::rt::Timer for Timer {
     }
 
     fn sleep_until(&self, deadline: StdInstant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        let deadline = Instant::from_std(deadline);
-        boxed(self.wheel.try_sleep_until(deadline), "sleep_until")
+        boxed(self.wheel.try_sleep_until(deadline.into()), "sleep_until")
     }
 
     fn now(&self) -> StdInstant {

@@ -148,13 +148,11 @@ impl Wheel {
     {
         // The runtime first: outside one that is the error, whatever the
         // wheel holds.
-        let runtime =
-            tokio::runtime::Handle::try_current().map_err(|_| Error::from(Kind::NoRuntime))?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error(Kind::NoRuntime))?;
         let shard = self.claim()?;
         let at = shard.deadline_at(deadline);
-        Ok(TimeoutHandle {
-            entry: schedule(shard, at, runtime, future),
-        })
+        let entry = schedule(shard, at, runtime, future);
+        Ok(TimeoutHandle { entry })
     }
 }
 

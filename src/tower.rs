@@ -58,6 +58,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::engine::registry::Kind;
 use crate::error::Error;
 use crate::timeout::Timeout as WheelTimeout;
 use crate::wheel::Wheel;
@@ -144,8 +145,7 @@ pub struct TimeoutLayer {
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct Timeout<S> {
     inner: S,
-    timeout: Duration,
-    wheel: WheelOrDefault,
+    layer: TimeoutLayer,
 }
 
 pin_project! {
@@ -195,7 +195,7 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn new(timeout: Duration) -> TimeoutLayer {
-        let wheel = WheelOrDefault::current();
+        let wheel = WheelOrDefault(None);
         TimeoutLayer { timeout, wheel }
     }
 
@@ -222,7 +222,7 @@ impl TimeoutLayer {
     /// # }
     /// ```
     pub fn with_wheel(wheel: Wheel, timeout: Duration) -> TimeoutLayer {
-        let wheel = WheelOrDefault::held(wheel);
+        let wheel = WheelOrDefault(Some(wheel));
         TimeoutLayer { timeout, wheel }
     }
 
@@ -248,11 +248,8 @@ impl<S> Layer<S> for TimeoutLayer {
     type Service = Timeout<S>;
 
     fn layer(&self, inner: S) -> Timeout<S> {
-        Timeout {
-            inner,
-            timeout: self.timeout,
-            wheel: self.wheel.clone(),
-        }
+        let layer = self.clone();
+        Timeout { inner, layer }
     }
 }
 
@@ -411,9 +408,8 @@ where
     /// outside a tokio runtime or in one built without its timer.
     #[track_caller]
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
-        let made = self
-            .wheel
-            .try_timeout_of(self.timeout, || self.inner.call(request));
+        let TimeoutLayer { timeout, wheel } = &self.layer;
+        let made = wheel.try_timeout_of(*timeout, || self.inner.call(request));
         let timeout = match made {
             Ok(timeout) => Some(timeout),
             Err(error) if error.is_at_capacity() => None,
@@ -435,7 +431,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().timeout.as_pin_mut() {
             Some(timeout) => timeout.poll(cx).map(|out| out?.map_err(Into::into)),
-            None => Poll::Ready(Err(Error::at_capacity().into())),
+            None => Poll::Ready(Err(Error(Kind::AtCapacity).into())),
         }
     }
 }

@@ -1,10 +1,9 @@
 use std::time::Duration;
 
-use crate::engine::config::Config;
 use crate::engine::handle::WheelHandle;
-use crate::engine::registry;
+use crate::engine::registry::{self, Kind};
 use crate::engine::shards::ShardRef;
-use crate::error::{BuildError, Error};
+use crate::error::{unwrap_or_fail, Error};
 use crate::metrics::Metrics;
 
 /// A hashed timing wheel and the handle to its driver task.
@@ -62,7 +61,7 @@ impl Wheel {
     #[track_caller]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Wheel {
-        match Wheel::start(&Config::default()) {
+        match Wheel::builder().build() {
             Ok(w) => w,
             Err(e) => panic!("hashwheel::Wheel::new: {e}"),
         }
@@ -99,10 +98,7 @@ impl Wheel {
     /// ```
     #[track_caller]
     pub fn current() -> Wheel {
-        match Wheel::try_current() {
-            Ok(wheel) => wheel,
-            Err(e) => e.fail("Wheel::current"),
-        }
+        unwrap_or_fail(Wheel::try_current(), "Wheel::current")
     }
 
     /// Like [`current`](Wheel::current), but returns an error where it
@@ -126,21 +122,14 @@ impl Wheel {
     pub fn try_current() -> Result<Wheel, Error> {
         registry::current()
             .map(|handle| Wheel { handle })
-            .map_err(Error::from)
-    }
-
-    /// A wheel built with `config`, its driver on the current runtime.
-    pub(crate) fn start(config: &Config) -> Result<Wheel, BuildError> {
-        WheelHandle::start(config)
-            .map(|handle| Wheel { handle })
-            .map_err(BuildError::new)
+            .map_err(Error)
     }
 
     /// A place on this wheel for one more timer, on the shard this thread
     /// uses; an error when `max_timers` timers are alive.
     #[inline]
     pub(crate) fn claim(&self) -> Result<ShardRef, Error> {
-        self.handle.claim().ok_or(Error::at_capacity())
+        self.handle.claim().ok_or(Error(Kind::AtCapacity))
     }
 
     /// [`claim`](Wheel::claim), or a panic naming `Wheel::{what}`.
@@ -210,7 +199,7 @@ impl Wheel {
     /// # }
     /// ```
     pub fn metrics(&self) -> Metrics {
-        Metrics::new(self.handle.counts())
+        Metrics(self.handle.counts())
     }
 
     /// Stops the driver and wakes every pending timer: a [`Delay`](crate::Delay) resolves
@@ -269,7 +258,7 @@ impl Wheel {
 /// at capacity. What the free functions' `try_` forms make their timers
 /// from.
 pub(crate) fn try_claim_default() -> Result<ShardRef, Error> {
-    registry::claim().map_err(Error::from)
+    registry::claim().map_err(Error)
 }
 
 /// [`try_claim_default`], or a panic naming the free function `what`.
@@ -278,7 +267,7 @@ pub(crate) fn try_claim_default() -> Result<ShardRef, Error> {
 pub(crate) fn claim_default(what: &str) -> ShardRef {
     match registry::claim() {
         Ok(s) => s,
-        Err(r) => Error::from(r).fail(what),
+        Err(r) => Error(r).fail(what),
     }
 }
 

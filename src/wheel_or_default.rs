@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::Wheel;
+use crate::wheel::{try_claim_default, Wheel};
 
 /// The wheel a wrapper makes its timers on (hyper's `Timer`, tower's
 /// `Timeout`, the `io` wrappers): one it holds, or the default wheel of
@@ -20,24 +20,11 @@ use crate::wheel::Wheel;
 pub(crate) struct WheelOrDefault(pub(crate) Option<Wheel>);
 
 impl WheelOrDefault {
-    /// The default wheel of the runtime each timer is made on.
-    pub(crate) const fn current() -> WheelOrDefault {
-        WheelOrDefault(None)
-    }
-
-    /// `wheel` itself.
-    pub(crate) fn held(wheel: Wheel) -> WheelOrDefault {
-        WheelOrDefault(Some(wheel))
-    }
-
     /// A place on the held wheel, or on the current runtime's default
     /// one: the error of the `try_` constructors ([`Wheel::try_sleep`],
     /// [`try_sleep`](fn@crate::try_sleep)) when there is none.
     fn claim(&self) -> Result<crate::engine::shards::ShardRef, Error> {
-        match &self.0 {
-            Some(wheel) => wheel.claim(),
-            None => crate::wheel::try_claim_default(),
-        }
+        self.0.as_ref().map_or_else(try_claim_default, Wheel::claim)
     }
 
     /// A sleep of `duration`.

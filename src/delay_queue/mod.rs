@@ -25,7 +25,6 @@ use crate::engine::shards::ShardRef;
 use crate::error::Error;
 use crate::wheel::{claim_default, try_claim_default, Wheel};
 
-mod capacity;
 mod expired;
 mod keys;
 
@@ -223,8 +222,8 @@ impl<T> DelayQueue<T> {
         // Not `get_or_insert_with`: a claim's panic in a closure would point
         // here, not at the caller.
         if self.bound.is_none() {
-            let alarm = QueueAlarm::new(claim_default("DelayQueue::insert"));
-            self.bound = Some((QueueWheel::new(&alarm, self.reserved), alarm));
+            let shard = claim_default("DelayQueue::insert");
+            self.bound = DelayQueue::on(shard, self.reserved).bound;
         }
         &mut self.bound.as_mut().expect("bound above").0
     }

@@ -36,7 +36,7 @@ use crate::engine::lag::{self, LAG_BUCKETS};
 /// # }
 /// ```
 #[derive(Clone, Copy, Default)]
-pub struct Metrics(Counts);
+pub struct Metrics(pub(crate) Counts);
 
 // By hand, not derived: a derived `Debug` would print the wheel's inner
 // counts, some of which no getter shows. This prints each getter without an
@@ -84,10 +84,6 @@ impl fmt::Debug for LagHistogram<'_> {
 }
 
 impl Metrics {
-    pub(crate) fn new(counts: Counts) -> Metrics {
-        Metrics(counts)
-    }
-
     /// Timers in the wheel that have not fired yet. A timer counts from its
     /// first poll, when it registers, until it fires or is dropped.
     ///

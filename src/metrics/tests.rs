@@ -38,7 +38,7 @@ fn counts() -> Counts {
 
 #[test]
 fn debug_names_every_getter_and_nothing_else() {
-    let m = Metrics::new(counts());
+    let m = Metrics(counts());
     let pretty = format!("{m:#?}");
     // `{:#?}` puts each field on a line of its own, four spaces in.
     let fields: Vec<&str> = pretty

@@ -92,6 +92,6 @@ impl<S: Start> LazySleep<S> {
             unreachable!("a lazy sleep is started above")
         };
         ready!(coop::budgeted_after(had_budget, cx, |cx| sleep.poll_unbudgeted(cx)));
-        Poll::Ready(Err(Elapsed::new()))
+        Poll::Ready(Err(Elapsed(())))
     }
 }

@@ -66,6 +66,7 @@ use tokio::time::Instant;
 
 use crate::coop;
 use crate::engine::clock::later;
+use crate::engine::registry::Kind;
 use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::wheel::Wheel;
@@ -156,7 +157,7 @@ impl<const N: usize> Timeouts<N> {
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
         let mut state = Box::<State<N>>::default();
-        state.more_mut().wheel = WheelOrDefault::held(wheel.clone());
+        state.more_mut().wheel = WheelOrDefault(Some(wheel.clone()));
         Timeouts { state: Some(state) }
     }
 
@@ -413,7 +414,7 @@ impl<const N: usize> State<N> {
         } else if let Some(sleep) = self.sleep_mut(dir) {
             sleep.reset(at);
         } else {
-            let default = WheelOrDefault::current();
+            let default = WheelOrDefault(None);
             let wheel = self.more().map_or(&default, |more| &more.wheel);
             let sleep = wheel.try_sleep_until(at)?;
             self.put_sleep(dir, Some(sleep));
@@ -465,7 +466,7 @@ impl<const N: usize> State<N> {
             } else if attempt == 2 {
                 // Completed with nothing due three times, the last time a
                 // sleep made anew: its wheel has shut down.
-                break Error::shutdown().into();
+                break Error(Kind::Shutdown).into();
             }
             // Nothing due: the sleep is set again, then made anew.
             if attempt == 1 {
