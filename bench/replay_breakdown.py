@@ -173,7 +173,7 @@ CATEGORIES = [
      r"Timeout<.*>::poll|timeout::<impl|hashwheel::timeout::timeout|poll_delay|Sleep::new_timeout|Sleep::until|drop_in_place<.*Timer"),
     ("default-wheel or runtime lookup", r"registry::|claim_default|Handle::try_current|Handle::current|drop_in_place<tokio::runtime::handle::Handle>|task::id::try_id"),
     ("timer state: entry or Sleep touched, waker registered",
-     r"OwnedEntry|ShardRef|drop_in_place<hashwheel::sleep::Sleep>|Sleep as core::future|Sleep::poll_|Sleep::reset|Timer::reset|AtomicWaker::register_by_ref|TimerEntry"),
+     r"OwnedEntry|ShardRef|coop::budgeted|drop_in_place<hashwheel::sleep::Sleep>|Sleep as core::future|Sleep::poll_|Sleep::reset|Timer::reset|AtomicWaker::register_by_ref|TimerEntry"),
     ("lock, slab and wheel: file, move, unfile",
      r"engine::shard::|HashedWheel|wheel::Wheel::(insert|remove)|clear_entry|reregister"),
     ("due words", r"due_word"),
