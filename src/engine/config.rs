@@ -18,8 +18,7 @@ pub(crate) const TICK: Duration = Duration::from_millis(1);
 /// hours is still kept within an hour by this one.
 pub(crate) const MAX_TICK: Duration = Duration::from_secs(3600);
 
-/// The most buckets of a wheel, all its shards' together (and so the most
-/// slots). Every bucket is allocated and filled before `build` returns
+/// The most buckets of a wheel, all its shards' together. Every bucket is allocated and filled before `build` returns
 /// (24 bytes and a bit each): 2^20 of them are 24 MiB, built in about
 /// 3 ms. A wheel of one shard that size turns once in 17 minutes at the
 /// default tick; more buckets would only spread a wheel's timers thinner.

@@ -30,7 +30,7 @@ pub(crate) struct Padded<T>(pub(crate) T);
 #[derive(Debug)]
 pub(crate) struct Core {
     pub(crate) clock: Clock,
-    pub(crate) slots: usize,
+    pub(crate) buckets: usize,
     pub(crate) max_timers: Option<usize>,
     /// Timer futures alive, counted only when `max_timers` is set: each
     /// holds one count in its claiming
@@ -59,12 +59,12 @@ impl Core {
     pub(crate) fn new(
         origin: Instant,
         tick: Duration,
-        slots: usize,
+        buckets: usize,
         max_timers: Option<usize>,
     ) -> Core {
         Core {
             clock: Clock::new(origin, tick),
-            slots,
+            buckets,
             max_timers,
             live: Padded(AtomicUsize::new(0)),
             next_wake: Padded(AtomicU64::new(u64::MAX)),

@@ -107,7 +107,7 @@ impl WheelHandle {
 
     /// The number of buckets per shard.
     pub(crate) fn buckets(&self) -> usize {
-        self.core().slots
+        self.core().buckets
     }
 
     /// The shards' counts, added up, and the driver's.

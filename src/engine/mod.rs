@@ -27,7 +27,7 @@
 //! A `Wheel` is a hashed timing wheel (Varghese & Lauck 1996, scheme 6, as in
 //! Netty's `HashedWheelTimer`) in shards, driven by one tokio task.
 //!
-//! ## Ticks, slots and rounds
+//! ## Ticks, buckets and rounds
 //!
 //! Time is counted in ticks (`Builder::tick`, 1 ms by default) from an origin
 //! on tokio's own millisecond grid: a wheel, when built, asks tokio's timer for
@@ -36,8 +36,8 @@
 //! would, never early. Deadlines are nanoseconds from the origin, clamped to a
 //! horizon of 2^63 ns, so every timer fires eventually.
 //!
-//! A ring of `slots` buckets (a power of two) holds the timers: one due at tick
-//! `t` goes into bucket `t & (slots - 1)` and keeps its absolute tick, so a
+//! A ring of `buckets` buckets (a power of two) holds the timers: one due at tick
+//! `t` goes into bucket `t & (buckets - 1)` and keeps its absolute tick, so a
 //! timer whole turns away waits in its bucket for the turn in which it is due.
 //! A bit per bucket says whether it holds an entry, so the search for the next
 //! tick with work skips empty buckets a word at a time; bounds on each bucket's

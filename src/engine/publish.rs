@@ -94,7 +94,7 @@ pub(crate) async fn alongside(
         target: "hashwheel",
         wheel = &*telemetry.name,
         tick_ms = shards.core.clock.tick().as_millis() as u64,
-        slots = shards.core.slots,
+        buckets = shards.core.buckets,
         shards = shards.shards.len(),
         "timer driver started"
     );

@@ -82,22 +82,22 @@ impl<T> Queued<T> {
 pub(crate) struct QueueWheel<T> {
     wheel: HashedWheel<Queued<T>>,
     clock: Clock,
-    slots: u64,
+    buckets: u64,
     start: u64,
     /// Values due later than the tick they are filed at.
     pushed: usize,
 }
 
 impl<T> QueueWheel<T> {
-    /// An empty queue wheel on the clock and slots of `alarm`'s wheel,
+    /// An empty queue wheel on the clock and buckets of `alarm`'s wheel,
     /// with room for `capacity` values.
     pub(crate) fn new(alarm: &QueueAlarm, capacity: usize) -> QueueWheel<T> {
         let core = alarm.core();
         let start = core.clock.now_tick();
         QueueWheel {
-            wheel: HashedWheel::with_capacity(core.slots, start, capacity),
+            wheel: HashedWheel::with_capacity(core.buckets, start, capacity),
             clock: core.clock,
-            slots: core.slots as u64,
+            buckets: core.buckets as u64,
             start,
             pushed: 0,
         }
@@ -203,7 +203,7 @@ impl<T> QueueWheel<T> {
         if now > processed {
             self.wheel.advance(now);
             let retick = self.recheck_due();
-            if retick || now - processed >= self.slots {
+            if retick || now - processed >= self.buckets {
                 self.wheel.sort_due();
             }
             if let Some(key) = self.wheel.peek_due() {

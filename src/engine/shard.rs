@@ -184,13 +184,13 @@ impl fmt::Debug for Shard {
 
 impl Shard {
     pub(crate) fn new(core: Arc<Core>, processed: u64) -> Shard {
-        let slots = core.slots;
+        let buckets = core.buckets;
         Shard {
             core,
             processed: AtomicU64::new(processed),
             directory: Directory::default(),
             state: Mutex::new(ShardState {
-                wheel: HashedWheel::new(slots, processed),
+                wheel: HashedWheel::new(buckets, processed),
                 swept: Vec::new(),
                 words: Words::default(),
                 shutdown: false,

@@ -37,16 +37,16 @@ impl<T> HashedWheel<T> {
     /// The smallest `j >= i`, below the number of buckets, whose bucket
     /// (that of tick `elapsed + 1 + j`) holds an entry.
     pub(super) fn next_occupied(&self, mut i: u64) -> Option<u64> {
-        let slots = self.mask + 1;
-        while i < slots {
+        let buckets = self.mask + 1;
+        while i < buckets {
             let b = self.bucket_at(i);
             let bits = self.occupied[b / 64] >> (b % 64);
             if bits != 0 {
                 let j = i + u64::from(bits.trailing_zeros());
-                return (j < slots).then_some(j);
+                return (j < buckets).then_some(j);
             }
             // To the end of the word, or of the buckets, where ticks wrap.
-            i += (64 - (b % 64) as u64).min(slots - b as u64);
+            i += (64 - (b % 64) as u64).min(buckets - b as u64);
         }
         None
     }

@@ -19,7 +19,7 @@ impl<T> HashedWheel<T> {
     /// The entry that expires first: the head of the due list, else the
     /// scheduled entry with the smallest tick as `due` works it out from the
     /// tick an entry is filed at and its value (never earlier than that
-    /// tick: an owner may keep a later one in the value). O(slots) at worst:
+    /// tick: an owner may keep a later one in the value). O(buckets) at worst:
     /// buckets are scanned in tick order and the scan stops at the first
     /// bucket whose tick is already beaten.
     pub(crate) fn peek_earliest(&self, due: impl Fn(u64, &T) -> u64) -> Option<u32> {

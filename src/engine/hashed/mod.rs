@@ -86,9 +86,6 @@ pub(crate) const MAX_ENTRIES: usize = (u32::MAX - 3) as usize;
 /// microseconds, and the list is 4 KiB at most.
 const FILE_AT: usize = 1024;
 
-/// The most buckets a wheel may have.
-pub(crate) const MAX_SLOTS: usize = 1 << 30;
-
 /// A bucket: its list of entries and an upper bound of their ticks.
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
@@ -138,22 +135,19 @@ pub(crate) struct HashedWheel<T> {
 }
 
 impl<T> HashedWheel<T> {
-    /// A wheel of `slots` buckets (a power of two) starting at tick `processed`.
-    pub(crate) fn new(slots: usize, processed: u64) -> Self {
-        Self::with_capacity(slots, processed, 0)
+    /// A wheel of `buckets` buckets (a power of two) starting at tick `processed`.
+    pub(crate) fn new(buckets: usize, processed: u64) -> Self {
+        Self::with_capacity(buckets, processed, 0)
     }
 
-    pub(crate) fn with_capacity(slots: usize, processed: u64, capacity: usize) -> Self {
-        assert!(
-            slots.is_power_of_two() && slots <= MAX_SLOTS,
-            "buckets must be a power of two no larger than 2^30"
-        );
+    pub(crate) fn with_capacity(buckets: usize, processed: u64, capacity: usize) -> Self {
+        assert!(buckets.is_power_of_two(), "buckets must be a power of two");
         HashedWheel {
             entries: Slab::with_capacity(capacity),
-            buckets: vec![Bucket::EMPTY; slots].into_boxed_slice(),
-            mins: vec![NEVER; slots].into_boxed_slice(),
-            occupied: vec![0; slots.div_ceil(64)].into_boxed_slice(),
-            mask: slots as u64 - 1,
+            buckets: vec![Bucket::EMPTY; buckets].into_boxed_slice(),
+            mins: vec![NEVER; buckets].into_boxed_slice(),
+            occupied: vec![0; buckets.div_ceil(64)].into_boxed_slice(),
+            mask: buckets as u64 - 1,
             processed,
             next: NEVER,
             due_head: NIL,

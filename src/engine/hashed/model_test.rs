@@ -275,8 +275,8 @@ fn check(w: &HashedWheel<u32>, m: &Model) {
     }
 }
 
-fn run(slots: usize, ops: &[Op]) {
-    let mut w = HashedWheel::new(slots, 0);
+fn run(buckets: usize, ops: &[Op]) {
+    let mut w = HashedWheel::new(buckets, 0);
     let mut m = Model {
         entries: BTreeMap::new(),
         processed: 0,
@@ -379,7 +379,7 @@ fn run(slots: usize, ops: &[Op]) {
                 let mut rechecked: BTreeMap<u32, u64> = moved.into_iter().collect();
                 let retick = w.recheck_due(|_, v| rechecked.remove(v));
                 assert!(rechecked.is_empty(), "not in the due list: {rechecked:?}");
-                if retick || by > slots as u64 {
+                if retick || by > buckets as u64 {
                     w.sort_due();
                 }
                 pop_all(&mut w, &mut m, expected);
@@ -405,27 +405,27 @@ fn run(slots: usize, ops: &[Op]) {
     assert_eq!(w.peek_earliest(|t, _| t), None);
 }
 
-fn delta(slots: u64) -> impl Strategy<Value = u64> {
-    0..3 * slots + 3
+fn delta(buckets: u64) -> impl Strategy<Value = u64> {
+    0..3 * buckets + 3
 }
 
-fn op(slots: u64) -> impl Strategy<Value = Op> {
+fn op(buckets: u64) -> impl Strategy<Value = Op> {
     let burst = FILE_AT + FILE_AT / 2;
     prop_oneof![
-        6 => delta(slots).prop_map(Op::Insert),
-        1 => (1..burst, 1..64u64, 1..4 * slots + 8)
+        6 => delta(buckets).prop_map(Op::Insert),
+        1 => (1..burst, 1..64u64, 1..4 * buckets + 8)
             .prop_map(|(n, step, spread)| Op::Burst { n, step, spread }),
         3 => any::<usize>().prop_map(Op::Remove),
-        3 => (any::<usize>(), delta(slots)).prop_map(|(i, d)| Op::Reschedule(i, d)),
+        3 => (any::<usize>(), delta(buckets)).prop_map(|(i, d)| Op::Reschedule(i, d)),
         2 => (1..5usize, any::<bool>()).prop_map(|(k, b)| Op::RemoveEvery(k, b)),
-        3 => (any::<usize>(), 1..2 * slots + 3).prop_map(|(i, e)| Op::Later(i, e)),
-        4 => (0..2 * slots + 2).prop_map(Op::Advance),
+        3 => (any::<usize>(), 1..2 * buckets + 3).prop_map(|(i, e)| Op::Later(i, e)),
+        4 => (0..2 * buckets + 2).prop_map(Op::Advance),
     ]
 }
 
 fn program() -> impl Strategy<Value = (usize, Vec<Op>)> {
     prop_oneof![Just(1usize), Just(2), Just(8), Just(64)]
-        .prop_flat_map(|slots| (Just(slots), prop::collection::vec(op(slots as u64), 1..60)))
+        .prop_flat_map(|buckets| (Just(buckets), prop::collection::vec(op(buckets as u64), 1..60)))
 }
 
 proptest! {
@@ -435,8 +435,8 @@ proptest! {
     })]
 
     #[test]
-    fn the_wheel_matches_its_model((slots, ops) in program()) {
-        run(slots, &ops);
+    fn the_wheel_matches_its_model((buckets, ops) in program()) {
+        run(buckets, &ops);
     }
 }
 

@@ -373,14 +373,14 @@ fn scans_skip_empty_buckets_and_miss_nothing() {
         x ^= x << 17;
         x % n
     };
-    for slots in [1u64, 2, 8, 64, 128, 4096] {
+    for buckets in [1u64, 2, 8, 64, 128, 4096] {
         let start = rand(1 << 40);
-        let mut w = HashedWheel::new(slots as usize, start);
+        let mut w = HashedWheel::new(buckets as usize, start);
         let mut live: Vec<(u32, u64)> = Vec::new();
         for _ in 0..3000 {
             match rand(4) {
                 0 | 1 => {
-                    let tick = w.processed() + 1 + rand(3 * slots + 5);
+                    let tick = w.processed() + 1 + rand(3 * buckets + 5);
                     let key = w.insert(tick, tick as u32).unwrap();
                     live.push((key, tick));
                 }
@@ -392,9 +392,9 @@ fn scans_skip_empty_buckets_and_miss_nothing() {
                     if let (Some(next), Some(min)) =
                         (w.next_expiration(), live.iter().map(|&(_, t)| t).min())
                     {
-                        assert!(next <= min, "{slots} buckets: next {next} after {min}");
+                        assert!(next <= min, "{buckets} buckets: next {next} after {min}");
                     }
-                    let now = w.processed() + rand(2 * slots + 2);
+                    let now = w.processed() + rand(2 * buckets + 2);
                     w.advance(now);
                     let mut fired = Vec::new();
                     while let Some((key, _)) = w.pop_due() {
@@ -410,7 +410,7 @@ fn scans_skip_empty_buckets_and_miss_nothing() {
                         .map(|&(k, _)| k)
                         .collect();
                     due.sort_unstable();
-                    assert_eq!(fired, due, "{slots} buckets, advanced to {now}");
+                    assert_eq!(fired, due, "{buckets} buckets, advanced to {now}");
                     live.retain(|&(_, t)| t > now);
                 }
             }

@@ -58,7 +58,7 @@ fn at(ms: i64) -> Deadline {
     Deadline::from_ns(ms * MS)
 }
 
-/// A wheel of `n` shards with a 1 ms tick and 8 slots, at tick 0. Its
+/// A wheel of `n` shards with a 1 ms tick and 8 buckets, at tick 0. Its
 /// origin lies an hour ahead, so the clock never reaches a timer's tick:
 /// only the models' explicit driver runs expire timers.
 fn wheel(n: usize) -> Arc<Shards> {
