@@ -182,7 +182,7 @@ impl Clock {
     /// `tokio::time::advance` parks it, so a sleep's tick may have ended by
     /// tokio's timer before the wheel's driver has run. On a multi-thread
     /// runtime tokio answers from its driver's last pass, which the shard's
-    /// elapsed tick stands in for: no clock read.
+    /// processed tick stands in for: no clock read.
     pub(crate) fn pausable(&self) -> bool {
         self.pausable
     }

@@ -100,7 +100,7 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     fn has_passed(&self, deadline: Deadline, tick: u64) -> bool {
         let core = self.core();
         // A tick after the one the driver wakes at has not begun (tick 0
-        // wraps: it has ended, which the shard's elapsed tick tells).
+        // wraps: it has ended, which the shard's processed tick tells).
         !core.wakes_by(tick.wrapping_sub(1)) && core.clock.reached(deadline)
     }
 

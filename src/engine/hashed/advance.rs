@@ -13,7 +13,7 @@ impl<T> HashedWheel<T> {
         }
         self.file_unfiled();
         if self.next <= now {
-            // Ticks `elapsed + 1 ..= now`, each bucket at most once.
+            // Ticks `processed + 1 ..= now`, each bucket at most once.
             let span = (now - self.processed).min(self.mask + 1);
             let mut i = 0;
             while let Some(j) = self.next_occupied(i).filter(|&j| j < span) {
@@ -29,13 +29,13 @@ impl<T> HashedWheel<T> {
         debug_assert!(self.occupancy_exact());
     }
 
-    /// The bucket of tick `elapsed + 1 + i`.
+    /// The bucket of tick `processed + 1 + i`.
     pub(super) fn bucket_at(&self, i: u64) -> usize {
         (self.processed.wrapping_add(1).wrapping_add(i) & self.mask) as usize
     }
 
     /// The smallest `j >= i`, below the number of buckets, whose bucket
-    /// (that of tick `elapsed + 1 + j`) holds an entry.
+    /// (that of tick `processed + 1 + j`) holds an entry.
     pub(super) fn next_occupied(&self, mut i: u64) -> Option<u64> {
         let buckets = self.mask + 1;
         while i < buckets {
@@ -114,7 +114,7 @@ impl<T> HashedWheel<T> {
     }
 
     /// The earliest tick that can hold work, scanning the buckets in tick
-    /// order from `elapsed + 1`: the first bucket holding an entry of the
+    /// order from `processed + 1`: the first bucket holding an entry of the
     /// current turn has the earliest tick of all.
     pub(super) fn scan_next(&self) -> u64 {
         let mut best = NEVER;

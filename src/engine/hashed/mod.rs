@@ -36,9 +36,9 @@
 //!     element; it never holds more than [`FILE_AT`] keys and holes
 //!     together.
 //!   * a bucket (`prev` neither `DETACHED` nor `UNFILED`, and
-//!     `tick > elapsed`): the bucket is `tick & mask`;
+//!     `tick > processed`): the bucket is `tick & mask`;
 //!   * the due list (`prev` neither `DETACHED` nor `UNFILED`, and
-//!     `tick <= elapsed`): it is due and
+//!     `tick <= processed`): it is due and
 //!     waits for [`HashedWheel::pop_due`];
 //!   * detached (`prev == DETACHED`): in no list: it was popped from the
 //!     due list (it has expired).
