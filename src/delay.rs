@@ -15,7 +15,7 @@ use crate::engine::entry::shared::{Outcome, SharedEntry};
 use crate::engine::registry::Kind;
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::wheel::{claim_default, try_claim_default};
 
 /// A cancellable timeout, made by [`Wheel::delay`](crate::Wheel::delay):
 /// Netty's `newTimeout` as a future.
@@ -67,7 +67,7 @@ pub struct Delay {
 
 impl Delay {
     /// A delay on the wheel of `shard`, until the deadline `at` gives on it.
-    fn new(shard: ShardRef, at: impl FnOnce(&ShardRef) -> Deadline) -> Delay {
+    pub(crate) fn new(shard: ShardRef, at: impl FnOnce(&ShardRef) -> Deadline) -> Delay {
         let entry = SharedEntry::delay(&shard, at(&shard));
         Delay {
             handle: TimeoutHandle { entry },
@@ -262,107 +262,6 @@ impl TimeoutHandle {
     /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
-    }
-}
-
-// ===== impl Wheel =====
-
-impl Wheel {
-    /// A cancellable [`Delay`] that expires `duration` from now; see
-    /// [`Delay::handle`].
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_delay`](Wheel::try_delay).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// assert!(wheel.delay(Duration::from_millis(10)).await.is_ok());
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay(&self, duration: Duration) -> Delay {
-        Delay::new(self.claim_or_panic("delay"), |s| s.deadline_after(duration))
-    }
-
-    /// Like [`delay`](Wheel::delay), but returns an error when the wheel is
-    /// at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
-    /// let first = wheel.try_delay(Duration::from_millis(10)).unwrap();
-    /// assert!(wheel.try_delay(Duration::from_millis(10)).unwrap_err().is_at_capacity());
-    /// assert!(first.await.is_ok());
-    /// # }
-    /// ```
-    pub fn try_delay(&self, duration: Duration) -> Result<Delay, Error> {
-        Ok(Delay::new(self.claim()?, |s| s.deadline_after(duration)))
-    }
-
-    /// A cancellable [`Delay`] that expires at `deadline`.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_delay_at`](Wheel::try_delay_at).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let at = Instant::now() + Duration::from_millis(10);
-    /// assert!(wheel.delay_at(at).await.is_ok());
-    /// assert!(Instant::now() >= at);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay_at(&self, deadline: Instant) -> Delay {
-        Delay::new(self.claim_or_panic("delay_at"), |s| s.deadline_at(deadline))
-    }
-
-    /// Like [`delay_at`](Wheel::delay_at), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let delay = wheel.try_delay_at(Instant::now() + Duration::from_millis(10))?;
-    /// assert!(delay.await.is_ok());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_delay_at(&self, deadline: Instant) -> Result<Delay, Error> {
-        Ok(Delay::new(self.claim()?, |s| s.deadline_at(deadline)))
     }
 }
 

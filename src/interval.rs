@@ -10,7 +10,7 @@ use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
 use crate::sleep::Sleep;
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::wheel::{claim_default, try_claim_default};
 
 /// How late a tick may be before it counts as missed (tokio's threshold).
 const MISSED_AFTER: Duration = Duration::from_millis(5);
@@ -66,7 +66,7 @@ pub struct Interval {
 impl Interval {
     /// An interval of a [`checked`] `period` on the wheel of `shard`, whose
     /// first tick is at `start`.
-    fn new(period: Duration, shard: ShardRef, start: Instant) -> Interval {
+    pub(crate) fn new(period: Duration, shard: ShardRef, start: Instant) -> Interval {
         Interval {
             sleep: Sleep::until(shard, start),
             period,
@@ -312,8 +312,6 @@ impl Stream for Interval {
     }
 }
 
-// ===== impl Wheel =====
-
 /// `period`, as the wheel's timers hold it; a panic, as tokio's `interval`
 /// raises, on a zero one: there is no sensible interval to make, whatever
 /// the wheel. The constructors check it before they claim their timer
@@ -321,121 +319,9 @@ impl Stream for Interval {
 /// arguments are evaluated in order), so that a zero period panics even
 /// on a wheel at capacity.
 #[track_caller]
-fn checked(period: Duration) -> Duration {
+pub(crate) fn checked(period: Duration) -> Duration {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
     sleep_duration(period)
-}
-
-impl Wheel {
-    /// An [`Interval`] whose first tick completes at once and then every
-    /// `period`.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero, or the wheel is at capacity;
-    /// [`try_interval`](Wheel::try_interval) returns an error for the
-    /// second.
-    ///
-    /// ```should_panic
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let wheel = hashwheel::Wheel::new();
-    /// let _ = wheel.interval(std::time::Duration::ZERO); // `period` must be non-zero.
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn interval(&self, period: Duration) -> Interval {
-        let period = checked(period);
-        Interval::new(period, self.claim_or_panic("interval"), Instant::now())
-    }
-
-    /// Like [`interval`](Wheel::interval), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
-    /// let mut ticks = wheel.try_interval(Duration::from_millis(10)).unwrap();
-    /// assert!(wheel.try_interval(Duration::from_millis(10)).unwrap_err().is_at_capacity());
-    /// ticks.tick().await;
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn try_interval(&self, period: Duration) -> Result<Interval, Error> {
-        self.try_interval_at(Instant::now(), period)
-    }
-
-    /// An [`Interval`] whose first tick completes at `start` and then every
-    /// `period`.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero, or the wheel is at capacity;
-    /// [`try_interval_at`](Wheel::try_interval_at) returns an error for
-    /// the second.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let start = Instant::now() + Duration::from_millis(50);
-    /// let mut interval = wheel.interval_at(start, Duration::from_millis(10));
-    /// assert_eq!(interval.tick().await, start);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn interval_at(&self, start: Instant, period: Duration) -> Interval {
-        Interval::new(checked(period), self.claim_or_panic("interval_at"), start)
-    }
-
-    /// Like [`interval_at`](Wheel::interval_at), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let start = Instant::now() + Duration::from_millis(50);
-    /// let mut interval = wheel.try_interval_at(start, Duration::from_millis(10))?;
-    /// assert_eq!(interval.tick().await, start);
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn try_interval_at(&self, start: Instant, period: Duration) -> Result<Interval, Error> {
-        Ok(Interval::new(checked(period), self.claim()?, start))
-    }
 }
 
 // ===== on the default wheel =====

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use crate::engine::shards::ShardRef;
 use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{After, LazySleep};
-use crate::wheel::{try_claim_default, Wheel};
+use crate::wheel::try_claim_default;
 
 pin_project! {
     /// A future with a time limit counted from the first poll at which it
@@ -193,73 +193,6 @@ impl<F: Future> Future for LazyTimeout<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         this.timer.poll_timeout(this.value, cx)
-    }
-}
-
-// ===== impl Wheel =====
-
-impl Wheel {
-    /// Requires `future` to complete within `duration` of the first poll
-    /// at which it is pending: a [`LazyTimeout`]. A future that is ready
-    /// on its first poll costs no clock read and no timer; otherwise
-    /// the deadline counts from that poll, not from this call as with
-    /// [`timeout`](Wheel::timeout), so it can only be later.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity (a lazy timeout counts from when it is
-    /// made); see [`try_lazy_timeout`](Wheel::try_lazy_timeout).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let cached = async { "hit" };
-    /// assert_eq!(wheel.lazy_timeout(Duration::from_secs(1), cached).await, Ok("hit"));
-    /// assert_eq!(wheel.metrics().num_pending(), 0);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn lazy_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> LazyTimeout<F::IntoFuture> {
-        let shard = Some(self.claim_or_panic("lazy_timeout"));
-        LazyTimeout::new(shard, duration, future.into_future())
-    }
-
-    /// Like [`lazy_timeout`](Wheel::lazy_timeout), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let cached = async { "hit" };
-    /// assert_eq!(wheel.try_lazy_timeout(Duration::from_secs(1), cached)?.await, Ok("hit"));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_lazy_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> Result<LazyTimeout<F::IntoFuture>, Error> {
-        let shard = Some(self.claim()?);
-        Ok(LazyTimeout::new(shard, duration, future.into_future()))
     }
 }
 

@@ -10,7 +10,7 @@ use crate::engine::clock::instant_after;
 use crate::engine::shards::ShardRef;
 use crate::error::{Elapsed, Error};
 use crate::sleep::lazy::{At, LazySleep};
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::wheel::{claim_default, try_claim_default};
 
 pin_project! {
     /// A future with a deadline, made by
@@ -161,121 +161,6 @@ impl<F: Future> Future for Timeout<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         this.timer.poll_timeout(this.value, cx)
-    }
-}
-
-// ===== impl Wheel =====
-
-impl Wheel {
-    /// Requires `future` to complete within `duration`: a [`Timeout`] that
-    /// resolves to `Err(Elapsed)` if it does not.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_timeout`](Wheel::try_timeout).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let slow = tokio::time::sleep(Duration::from_secs(5));
-    /// assert!(wheel.timeout(Duration::from_secs(1), slow).await.is_err());
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-        let shard = self.claim_or_panic("timeout");
-        Timeout::new(shard, instant_after(duration), future)
-    }
-
-    /// Like [`timeout`](Wheel::timeout), but returns an error when the wheel
-    /// is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let work = async { 42 };
-    /// assert_eq!(wheel.try_timeout(Duration::from_secs(1), work)?.await, Ok(42));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_timeout<F: IntoFuture>(
-        &self,
-        duration: Duration,
-        future: F,
-    ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(self.claim()?, instant_after(duration), future))
-    }
-
-    /// Requires `future` to complete by `deadline`.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_timeout_at`](Wheel::try_timeout_at).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// assert_eq!(wheel.timeout_at(deadline, async { 5 }).await, Ok(5));
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn timeout_at<F: IntoFuture>(
-        &self,
-        deadline: Instant,
-        future: F,
-    ) -> Timeout<F::IntoFuture> {
-        Timeout::new(self.claim_or_panic("timeout_at"), deadline, future)
-    }
-
-    /// Like [`timeout_at`](Wheel::timeout_at), but returns an error when the
-    /// wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// let slow = tokio::time::sleep(Duration::from_secs(1));
-    /// assert!(wheel.try_timeout_at(deadline, slow)?.await.is_err());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_timeout_at<F: IntoFuture>(
-        &self,
-        deadline: Instant,
-        future: F,
-    ) -> Result<Timeout<F::IntoFuture>, Error> {
-        Ok(Timeout::new(self.claim()?, deadline, future))
     }
 }
 

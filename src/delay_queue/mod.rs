@@ -23,7 +23,7 @@ use crate::coop;
 use crate::engine::queue::{Due, Look, QueueAlarm, QueueWheel, Ring};
 use crate::engine::shards::ShardRef;
 use crate::error::Error;
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::wheel::{claim_default, try_claim_default};
 
 mod expired;
 mod keys;
@@ -109,7 +109,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
 
 impl<T> DelayQueue<T> {
     /// A queue on the wheel of `shard`, with room for `capacity` values.
-    fn on(shard: ShardRef, capacity: usize) -> DelayQueue<T> {
+    pub(crate) fn on(shard: ShardRef, capacity: usize) -> DelayQueue<T> {
         let alarm = QueueAlarm::new(shard);
         DelayQueue::unbound(Some((QueueWheel::new(&alarm, capacity), alarm)), 0)
     }
@@ -352,108 +352,6 @@ impl<T> Default for DelayQueue<T> {
 
 /// Values are never pinned: the queue moves them freely.
 impl<T> Unpin for DelayQueue<T> {}
-
-// ===== impl Wheel =====
-
-impl Wheel {
-    /// An empty [`DelayQueue`] whose values expire on this wheel's ticks.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at its [`max_timers`](crate::Builder::max_timers) bound:
-    /// the queue keeps one timer on the wheel.
-    /// [`try_delay_queue`](Wheel::try_delay_queue) returns an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let mut queue = wheel.delay_queue();
-    /// queue.insert(1u32, Duration::from_millis(5));
-    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
-    /// assert_eq!(expired.unwrap().into_inner(), 1);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
-        DelayQueue::on(self.claim_or_panic("delay_queue"), 0)
-    }
-
-    /// Like [`delay_queue`](Wheel::delay_queue), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
-    /// let queue = wheel.try_delay_queue::<u32>().unwrap();
-    /// assert!(wheel.try_delay_queue::<u32>().unwrap_err().is_at_capacity());
-    /// drop(queue);
-    /// assert!(wheel.try_delay_queue::<u32>().is_ok());
-    /// # }
-    /// ```
-    pub fn try_delay_queue<T>(&self) -> Result<DelayQueue<T>, Error> {
-        self.try_delay_queue_with_capacity(0)
-    }
-
-    /// An empty [`DelayQueue`] with room for `capacity` values.
-    ///
-    /// # Panics
-    ///
-    /// As [`delay_queue`](Wheel::delay_queue);
-    /// [`try_delay_queue_with_capacity`](Wheel::try_delay_queue_with_capacity)
-    /// returns an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let wheel = hashwheel::Wheel::new();
-    /// let queue = wheel.delay_queue_with_capacity::<u32>(100);
-    /// assert!(queue.capacity() >= 100);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn delay_queue_with_capacity<T>(&self, capacity: usize) -> DelayQueue<T> {
-        DelayQueue::on(self.claim_or_panic("delay_queue_with_capacity"), capacity)
-    }
-
-    /// Like [`delay_queue_with_capacity`](Wheel::delay_queue_with_capacity),
-    /// but returns an error when the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// let wheel = hashwheel::Wheel::new();
-    /// let queue = wheel.try_delay_queue_with_capacity::<u32>(100)?;
-    /// assert!(queue.capacity() >= 100);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_delay_queue_with_capacity<T>(
-        &self,
-        capacity: usize,
-    ) -> Result<DelayQueue<T>, Error> {
-        Ok(DelayQueue::on(self.claim()?, capacity))
-    }
-}
 
 #[cfg(test)]
 mod tests {

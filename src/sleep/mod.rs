@@ -11,7 +11,7 @@ use crate::engine::entry::owned::OwnedEntry;
 use crate::engine::shards::ShardRef;
 use crate::engine::tokio_reliance::sleep_duration;
 use crate::error::Error;
-use crate::wheel::{claim_default, try_claim_default, Wheel};
+use crate::wheel::{claim_default, try_claim_default};
 
 pub(crate) mod lazy;
 
@@ -224,115 +224,6 @@ impl Future for Sleep {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.get_mut().poll_sleep(cx)
-    }
-}
-
-// ===== impl Wheel =====
-
-impl Wheel {
-    /// A [`Sleep`] that completes `duration` from now.
-    ///
-    /// `Duration::ZERO` completes on the first poll without touching the
-    /// wheel; `Duration::MAX` lands 30 years from now, as with tokio (see
-    /// [`Sleep`] on far deadlines).
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at its [`max_timers`](crate::Builder::max_timers) bound;
-    /// [`try_sleep`](Wheel::try_sleep) returns an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let start = Instant::now();
-    /// wheel.sleep(Duration::from_millis(10)).await;
-    /// assert!(start.elapsed() >= Duration::from_millis(10));
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::after(self.claim_or_panic("sleep"), duration)
-    }
-
-    /// Like [`sleep`](Wheel::sleep), but returns an error when the wheel is
-    /// at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    ///
-    /// let wheel = hashwheel::Wheel::builder().max_timers(1).build().unwrap();
-    /// let first = wheel.try_sleep(Duration::from_millis(10)).unwrap();
-    /// assert!(wheel.try_sleep(Duration::from_millis(10)).unwrap_err().is_at_capacity());
-    /// first.await;
-    /// # }
-    /// ```
-    pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
-        Ok(Sleep::after(self.claim()?, duration))
-    }
-
-    /// A [`Sleep`] that completes at `deadline`. A deadline in the past
-    /// completes on the first poll without touching the wheel.
-    ///
-    /// # Panics
-    ///
-    /// When the wheel is at capacity; see [`try_sleep_until`](Wheel::try_sleep_until).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// wheel.sleep_until(deadline).await;
-    /// assert!(Instant::now() >= deadline);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep::until(self.claim_or_panic("sleep_until"), deadline)
-    }
-
-    /// Like [`sleep_until`](Wheel::sleep_until), but returns an error when
-    /// the wheel is at capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_at_capacity`] when `max_timers` timers are alive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), hashwheel::error::Error> {
-    /// use std::time::Duration;
-    /// use tokio::time::Instant;
-    ///
-    /// let wheel = hashwheel::Wheel::new();
-    /// wheel.try_sleep_until(Instant::now() + Duration::from_millis(10))?.await;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
-        Ok(Sleep::until(self.claim()?, deadline))
     }
 }
 

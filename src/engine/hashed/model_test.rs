@@ -424,8 +424,12 @@ fn op(buckets: u64) -> impl Strategy<Value = Op> {
 }
 
 fn program() -> impl Strategy<Value = (usize, Vec<Op>)> {
-    prop_oneof![Just(1usize), Just(2), Just(8), Just(64)]
-        .prop_flat_map(|buckets| (Just(buckets), prop::collection::vec(op(buckets as u64), 1..60)))
+    prop_oneof![Just(1usize), Just(2), Just(8), Just(64)].prop_flat_map(|buckets| {
+        (
+            Just(buckets),
+            prop::collection::vec(op(buckets as u64), 1..60),
+        )
+    })
 }
 
 proptest! {

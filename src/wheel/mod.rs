@@ -1,3 +1,8 @@
+//! A [`Wheel`]: made, looked up, asked and shut down here; what it makes
+//! is in two files beside this one, the futures it is polled through
+//! (`timers`) and what it schedules apart from them (`scheduled`); how it
+//! is configured is [`Builder`](crate::Builder)'s.
+
 use std::time::Duration;
 
 use crate::engine::handle::WheelHandle;
@@ -5,6 +10,9 @@ use crate::engine::registry::{self, Kind};
 use crate::engine::shards::ShardRef;
 use crate::error::{unwrap_or_fail, Error};
 use crate::metrics::Metrics;
+
+mod scheduled;
+mod timers;
 
 /// A hashed timing wheel and the handle to its driver task.
 ///
