@@ -1,7 +1,8 @@
 //! Instructions per timer operation, counted under callgrind: the rows of
-//! the timeout and sleep workloads as a task on a paused current-thread
-//! runtime does them, with older timers pending in each wheel (as in a
-//! server, so that a new timer does not wake the driver).
+//! the timeout and sleep workloads on a paused current-thread runtime, in
+//! the future `block_on` runs (`op_cost task`: in a spawned task), with
+//! older timers pending in each wheel (as in a server, so that a new timer
+//! does not wake the driver).
 //!
 //! ```text
 //! cargo build --release -p hashwheel-bench --bin op_cost
@@ -163,46 +164,61 @@ fn op_reset_tokio(s: Pin<&mut tokio::time::Sleep>) {
 
 fn main() {
     // `op_cost real`: tokio's clock not paused (a clock read is then a vDSO
-    // call, where the paused clock's is a lock).
-    let paused = std::env::args().nth(1).as_deref() != Some("real");
+    // call, where the paused clock's is a lock). `op_cost task`: the rows in
+    // a spawned task, where the free functions find their wheel in the
+    // thread's cache, as a server's tasks do; by default they run in
+    // `block_on`'s future, which is no task, so that a free function asks
+    // tokio for its runtime at every call.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let paused = !args.iter().any(|a| a == "real");
+    let in_task = args.iter().any(|a| a == "task");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(paused)
         .build()
         .unwrap();
-    rt.block_on(async {
-        let wheel = Wheel::new();
-        // Older timers pending in each wheel, due before every timer the
-        // rows make: a new one neither is the earliest nor wakes a driver.
-        let mut older_wheel = wheel.sleep(Duration::from_secs(1));
-        let mut older_free = hashwheel::sleep(Duration::from_secs(1));
-        let mut older_tokio = Box::pin(tokio::time::sleep(Duration::from_secs(1)));
-        let mut idle_wheel = wheel.sleep(Duration::from_secs(10));
-        let mut idle_tokio = Box::pin(tokio::time::sleep(Duration::from_secs(10)));
-        poll_fn(|cx| {
-            assert!(Pin::new(&mut older_wheel).poll(cx).is_pending());
-            assert!(Pin::new(&mut older_free).poll(cx).is_pending());
-            assert!(older_tokio.as_mut().poll(cx).is_pending());
-            assert!(Pin::new(&mut idle_wheel).poll(cx).is_pending());
-            assert!(idle_tokio.as_mut().poll(cx).is_pending());
-            Poll::Ready(())
-        })
-        .await;
-        // Let the drivers see them, then count each row.
-        tokio::task::yield_now().await;
-        for &(name, row) in ROWS {
-            let polls = poll_fn(|cx| Poll::Ready(row(cx, &wheel))).await;
-            println!("{name}: {N} operations, {polls} polls");
-            tokio::task::yield_now().await;
+    rt.block_on(async move {
+        if in_task {
+            tokio::spawn(rows()).await.expect("the rows' task");
+        } else {
+            rows().await;
         }
-        poll_fn(|cx| {
-            op_reset_hashwheel(&mut idle_wheel);
-            op_reset_tokio(idle_tokio.as_mut());
-            assert!(Pin::new(&mut idle_wheel).poll(cx).is_pending());
-            assert!(idle_tokio.as_mut().poll(cx).is_pending());
-            Poll::Ready(())
-        })
-        .await;
-        println!("op_reset_hashwheel, op_reset_tokio: {N} resets each");
     });
+}
+
+/// Every row, in order, in the task (or future) that awaits this.
+async fn rows() {
+    let wheel = Wheel::new();
+    // Older timers pending in each wheel, due before every timer the
+    // rows make: a new one neither is the earliest nor wakes a driver.
+    let mut older_wheel = wheel.sleep(Duration::from_secs(1));
+    let mut older_free = hashwheel::sleep(Duration::from_secs(1));
+    let mut older_tokio = Box::pin(tokio::time::sleep(Duration::from_secs(1)));
+    let mut idle_wheel = wheel.sleep(Duration::from_secs(10));
+    let mut idle_tokio = Box::pin(tokio::time::sleep(Duration::from_secs(10)));
+    poll_fn(|cx| {
+        assert!(Pin::new(&mut older_wheel).poll(cx).is_pending());
+        assert!(Pin::new(&mut older_free).poll(cx).is_pending());
+        assert!(older_tokio.as_mut().poll(cx).is_pending());
+        assert!(Pin::new(&mut idle_wheel).poll(cx).is_pending());
+        assert!(idle_tokio.as_mut().poll(cx).is_pending());
+        Poll::Ready(())
+    })
+    .await;
+    // Let the drivers see them, then count each row.
+    tokio::task::yield_now().await;
+    for &(name, row) in ROWS {
+        let polls = poll_fn(|cx| Poll::Ready(row(cx, &wheel))).await;
+        println!("{name}: {N} operations, {polls} polls");
+        tokio::task::yield_now().await;
+    }
+    poll_fn(|cx| {
+        op_reset_hashwheel(&mut idle_wheel);
+        op_reset_tokio(idle_tokio.as_mut());
+        assert!(Pin::new(&mut idle_wheel).poll(cx).is_pending());
+        assert!(idle_tokio.as_mut().poll(cx).is_pending());
+        Poll::Ready(())
+    })
+    .await;
+    println!("op_reset_hashwheel, op_reset_tokio: {N} resets each");
 }
