@@ -206,9 +206,10 @@ pub fn insert_cancel_imps() -> Vec<Imp> {
 /// is idle again ([`two_polls`]): tokio's alternative timer files what a
 /// poll registered when its worker parks, so timers registered and
 /// cancelled in one poll would never reach its wheel, as a server's
-/// timers, held across polls, do. A tokio `Sleep` is boxed, as it would
-/// live in its task's (boxed) future. A `DelayQueue`'s entries are
-/// inserted and removed.
+/// timers, held across polls, do. Every timer is held alike, boxed as in
+/// its task's future ([`Registers::register`]); [`insert_cancel_inline`]
+/// holds hashwheel's `Sleep` in the array itself. A `DelayQueue`'s entries
+/// are inserted and removed.
 pub fn insert_cancel(
     env: &TaskEnv,
     imp: Imp,
@@ -246,6 +247,27 @@ pub fn insert_cancel(
         imp,
         out.or_else(|| imp.with_queues(&|| rt.wheel.clone(), w())),
     )
+}
+
+/// [`insert_cancel`] for hashwheel's `Sleep`s on a held wheel, each kept in
+/// the harness's array itself rather than boxed, as its `Unpin` allows:
+/// hashwheel's extra, beside the rows where every timer is held alike.
+pub fn insert_cancel_inline(
+    env: &TaskEnv,
+    deadlines: Arc<[Duration]>,
+    order: Arc<[usize]>,
+) -> InsertCancel {
+    let rt = env.rt(Imp::Hashwheel, 1);
+    let wheel = rt.wheel.clone();
+    let make = move |_: &mut (), d, cx: &mut Context<'_>| {
+        let mut s = wheel.sleep(d);
+        assert!(Pin::new(&mut s).poll(cx).is_pending());
+        s
+    };
+    let none = Arc::new(Mutex::new(()));
+    held_in_task(rt, Imp::Hashwheel, deadlines, order, none, make, |_, s| {
+        drop(s)
+    })
 }
 
 /// [`insert_cancel`] for one kind of timer: `make` makes one in `state`
@@ -299,8 +321,9 @@ pub fn cancel_from_imps() -> Vec<Imp> {
 
 /// Two tasks on the 2-worker runtime, each on a worker of its own (checked
 /// by thread id). Task A registers `n` 30 s sleeps (polled once with its
-/// context). Then, when `cross`, A hands them to task B, which drops them
-/// (cancels them) on the other worker; otherwise A drops them itself.
+/// context, each boxed: [`Registers::register`]). Then, when `cross`, A
+/// hands them to task B, which drops them (cancels them) on the other
+/// worker; otherwise A drops them itself.
 /// The span covers the drops only, when the other task has finished and
 /// its worker has had 5 ms to go idle; it counts the whole process's CPU.
 pub fn cancel_from(env: &TaskEnv, imp: Imp, n: usize, cross: bool) -> Span {
@@ -408,10 +431,11 @@ pub fn memory_imps(moved: bool) -> Vec<Imp> {
 }
 
 /// RSS bytes per pending timer: `n` timers (10–60 s away) made by a task on
-/// a fresh 1-worker runtime, polled once with its context and kept in a
-/// `Vec` (included); with `moved`, each is then moved 1 s later, as an idle
-/// timer is (a timer's first move to a later tick may allocate). Run in a
-/// fresh child process ([`bytes_per_timer`]).
+/// a fresh 1-worker runtime, polled once with its context and kept, each
+/// boxed ([`Registers::register`]), in a `Vec` (included); with `moved`,
+/// each is then moved 1 s later, as an idle timer is (a timer's first move
+/// to a later tick may allocate). Run in a fresh child process
+/// ([`bytes_per_timer`]).
 pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
     const LATER: Duration = Duration::from_secs(1);
     struct W<'a>(Rt<'a>, Vec<Duration>);
@@ -431,14 +455,14 @@ pub fn rss_per_timer_in_task(imp: Imp, n: usize, moved: bool) -> f64 {
             run_in_task(r, move |cx| {
                 rss_growth_per(&deadlines, |d| {
                     let first_at = Instant::now() + d;
-                    let mut k = T::keep(t.sleep_until(first_at));
-                    assert!(Pin::new(&mut k).poll(cx).is_pending());
+                    let mut k = Box::pin(t.sleep_until(first_at));
+                    assert!(k.as_mut().poll(cx).is_pending());
                     let later = Later {
                         first_at,
                         first_after: d,
                         by: LATER,
                     };
-                    t.reset(T::kept_mut(&mut k), later);
+                    t.reset(k.as_mut(), later);
                     k
                 })
             })
@@ -509,9 +533,9 @@ pub mod rows {
 
     use crate::config::Config;
     use crate::in_task as tasks;
-    use crate::pending_inputs;
     use crate::section::{Envs, Section};
     use crate::table::{count, rounds, Table, NS};
+    use crate::{pending_inputs, Imp};
 
     /// These workloads' sections, in the order `compare` runs them.
     pub const SECTIONS: &[Section] = &[
@@ -539,6 +563,12 @@ pub mod rows {
             "task, 1 worker: cancel those {} ({order} order), CPU",
             count(n)
         )
+    }
+
+    /// The name of `row`'s twin with hashwheel's `Sleep`s held inline
+    /// ([`tasks::insert_cancel_inline`]).
+    fn inline(row: &str) -> String {
+        format!("{row}, hashwheel's Sleep inline (not boxed)")
     }
 
     /// The head of a row run in a task on each of `workers` workers.
@@ -617,8 +647,9 @@ pub mod rows {
     }
 
     /// Each round runs every implementation twice: insert then cancel in
-    /// insertion order, and insert then cancel in random order. The insert row
-    /// has both inserts (two values per round).
+    /// insertion order, and insert then cancel in random order; a held
+    /// wheel runs each twice more with its `Sleep`s inline, into rows of
+    /// their own. The insert row has both inserts (two values per round).
     pub fn insert_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
         for &n in &cfg.sizes {
             let (deadlines, random) = pending_inputs(n, n as u64);
@@ -630,14 +661,23 @@ pub mod rows {
             } else {
                 cfg.rounds
             };
+            // Every timer's rows first, hashwheel's inline twins after.
             let insert = insert_row(n);
             t.reserve(&insert, NS);
+            t.reserve(&cancel_row(n, false), NS);
+            t.reserve(&cancel_row(n, true), NS);
             rounds(r, &tasks::insert_cancel_imps(), |imp| {
                 for (is_random, order) in [(false, &in_order), (true, &random)] {
                     let ic = tasks::insert_cancel(&e.task, imp, deadlines.clone(), order.clone());
                     t.add(&insert, NS, imp, ic.insert.per_op(n as u64).0);
                     let cancel = cancel_row(n, is_random);
                     t.add(&cancel, NS, imp, ic.cancel.per_op(n as u64).0);
+                    if imp == Imp::Hashwheel {
+                        let (d, o) = (deadlines.clone(), order.clone());
+                        let ic = tasks::insert_cancel_inline(&e.task, d, o);
+                        t.add(&inline(&insert), NS, imp, ic.insert.per_op(n as u64).0);
+                        t.add(&inline(&cancel), NS, imp, ic.cancel.per_op(n as u64).0);
+                    }
                 }
             });
         }

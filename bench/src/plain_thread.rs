@@ -175,9 +175,9 @@ pub fn insert_cancel_imps() -> Vec<Imp> {
 
 /// Inserts one pending timer per deadline (10–60 s away in the callers),
 /// then cancels them all in random order: a timer future polled once and
-/// dropped, or a `DelayQueue` entry inserted and removed. A tokio `Sleep`
-/// is `!Unpin` and must be pinned somewhere to be kept: it is boxed, as it
-/// would live in its task's (boxed) future.
+/// dropped, or a `DelayQueue` entry inserted and removed. Every timer is
+/// kept boxed, as it would live in its task's (boxed) future
+/// ([`Registers::register`]).
 pub fn insert_cancel(env: &Env, imp: Imp, deadlines: &[Duration], order: &[usize]) -> InsertCancel {
     struct W<'a>(Imp, &'a [Duration], &'a [usize], &'a SharedQueues);
     impl UseRegisters for W<'_> {
@@ -217,9 +217,10 @@ pub fn memory_imps() -> Vec<Imp> {
     imps(|i| i.has_registers() || i.has_queues())
 }
 
-/// RSS bytes per pending timer: `n` timers (10–60 s away) made and kept in a
-/// `Vec`, the `Vec` included. Run in a fresh process (see
-/// [`bytes_per_timer`]) so that no freed memory is reused.
+/// RSS bytes per pending timer: `n` timers (10–60 s away) made and kept,
+/// each boxed ([`Registers::register`]), in a `Vec`, the `Vec` included.
+/// Run in a fresh process (see [`bytes_per_timer`]) so that no freed
+/// memory is reused.
 fn rss_per_timer(imp: Imp, n: usize) -> f64 {
     struct W<'a>(&'a [Duration]);
     impl UseRegisters for W<'_> {
@@ -575,11 +576,12 @@ pub fn expiry_pass_imps() -> Vec<Imp> {
     imps(Imp::has_tokio_clock)
 }
 
-/// On tokio's paused clock, on one thread: `n` timers polled once with a
-/// counting waker, all due at one tick; the span runs from advancing the
-/// clock past it until every waker has been woken: the timer's own expiry
-/// pass (for hashwheel: its driver task's run; for tokio: its time
-/// driver's), with nothing else to run.
+/// On tokio's paused clock, on one thread: `n` timers, each boxed (as
+/// [`Registers::register`] holds them), polled once with a counting waker,
+/// all due at one tick; the span runs from advancing the clock past it
+/// until every waker has been woken: the timer's own expiry pass (for
+/// hashwheel: its driver task's run; for tokio: its time driver's), with
+/// nothing else to run.
 pub fn expiry_pass(imp: Imp, n: usize) -> Span {
     /// The timers, held and polled once; then the pass.
     type Pass = Pin<Box<dyn Future<Output = Span>>>;
@@ -593,9 +595,9 @@ pub fn expiry_pass(imp: Imp, n: usize) -> Span {
                 let waker = Waker::from(count.clone());
                 let mut cx = Context::from_waker(&waker);
                 let at = Instant::now() + Duration::from_secs(1);
-                let mut held: Vec<_> = (0..n).map(|_| T::keep(t.sleep_until(at))).collect();
+                let mut held: Vec<_> = (0..n).map(|_| Box::pin(t.sleep_until(at))).collect();
                 for s in &mut held {
-                    assert!(Pin::new(s).poll(&mut cx).is_pending());
+                    assert!(s.as_mut().poll(&mut cx).is_pending());
                 }
                 for _ in 0..4 {
                     tokio::task::yield_now().await;

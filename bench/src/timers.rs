@@ -37,13 +37,8 @@ use super::Imp;
 /// for pingora, left to fire) when dropped.
 pub trait Sleeps: Clone + Send + Sync + 'static {
     type Sleep: Future<Output = ()> + Send + 'static;
-    /// A sleep kept past the scope that made it: the sleep itself when it
-    /// is `Unpin`, else boxed, as it would live in its task's boxed future.
-    type Kept: Future<Output = ()> + Unpin + Send + 'static;
     fn sleep(&self, d: Duration) -> Self::Sleep;
     fn sleep_until(&self, at: Instant) -> Self::Sleep;
-    fn keep(s: Self::Sleep) -> Self::Kept;
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut Self::Sleep>;
 }
 
 /// Timer futures whose deadline can move.
@@ -94,7 +89,10 @@ pub trait LazyTimeouts: Clone + Send + Sync + 'static {
 /// sleep polled once) and the floor.
 pub trait Registers: Clone + Send + Sync + 'static {
     type Pending: Send + 'static;
-    /// A pending timer `d` away, registered with `cx`, to hold.
+    /// A pending timer `d` away, registered with `cx`, to hold: in a box
+    /// of its own (`Box::pin`), as a timer lives in its task's boxed
+    /// future, which a cancel touches first. Every implementation's is
+    /// held so, an `Unpin` one too, and the floor's record.
     fn register(&self, d: Duration, cx: &mut Context<'_>) -> Self::Pending;
     /// A pending timer registered and dropped at once, kept on the stack
     /// (not boxed) as an awaited sleep is.
@@ -104,11 +102,11 @@ pub trait Registers: Clone + Send + Sync + 'static {
 }
 
 impl<T: Sleeps> Registers for T {
-    type Pending = T::Kept;
+    type Pending = Pin<Box<T::Sleep>>;
 
-    fn register(&self, d: Duration, cx: &mut Context<'_>) -> T::Kept {
-        let mut k = T::keep(self.sleep(d));
-        assert!(Pin::new(&mut k).poll(cx).is_pending());
+    fn register(&self, d: Duration, cx: &mut Context<'_>) -> Self::Pending {
+        let mut k = Box::pin(self.sleep(d));
+        assert!(k.as_mut().poll(cx).is_pending());
         k
     }
 
@@ -199,18 +197,11 @@ pub struct TokioUtilQueue;
 
 impl Sleeps for HeldWheel {
     type Sleep = hashwheel::Sleep;
-    type Kept = hashwheel::Sleep;
     fn sleep(&self, d: Duration) -> Self::Sleep {
         self.0.sleep(d)
     }
     fn sleep_until(&self, at: Instant) -> Self::Sleep {
         self.0.sleep_until(at)
-    }
-    fn keep(s: Self::Sleep) -> Self::Kept {
-        s
-    }
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut Self::Sleep> {
-        Pin::new(k)
     }
 }
 
@@ -243,18 +234,11 @@ impl FollowsTokioClock for HeldWheel {}
 
 impl Sleeps for FreeWheel {
     type Sleep = hashwheel::Sleep;
-    type Kept = hashwheel::Sleep;
     fn sleep(&self, d: Duration) -> Self::Sleep {
         hashwheel::sleep(d)
     }
     fn sleep_until(&self, at: Instant) -> Self::Sleep {
         hashwheel::sleep_until(at)
-    }
-    fn keep(s: Self::Sleep) -> Self::Kept {
-        s
-    }
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut Self::Sleep> {
-        Pin::new(k)
     }
 }
 
@@ -280,18 +264,11 @@ impl FollowsTokioClock for FreeWheel {}
 
 impl Sleeps for TokioTime {
     type Sleep = tokio::time::Sleep;
-    type Kept = Pin<Box<tokio::time::Sleep>>;
     fn sleep(&self, d: Duration) -> Self::Sleep {
         tokio::time::sleep(d)
     }
     fn sleep_until(&self, at: Instant) -> Self::Sleep {
         tokio::time::sleep_until(at)
-    }
-    fn keep(s: Self::Sleep) -> Self::Kept {
-        Box::pin(s)
-    }
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut Self::Sleep> {
-        k.as_mut()
     }
 }
 
@@ -317,18 +294,11 @@ where
     S: Future<Output = ()> + Send + 'static,
 {
     type Sleep = S;
-    type Kept = Pin<Box<S>>;
     fn sleep(&self, d: Duration) -> S {
         (self.0)(d)
     }
     fn sleep_until(&self, at: Instant) -> S {
         (self.0)(at.saturating_duration_since(Instant::now()))
-    }
-    fn keep(s: S) -> Self::Kept {
-        Box::pin(s)
-    }
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut S> {
-        k.as_mut()
     }
 }
 
@@ -364,18 +334,11 @@ impl<M: Clone + Send + Sync + 'static> LazyTimeouts for Pingora<M> {
 
 impl Sleeps for FuturesTimer {
     type Sleep = futures_timer::Delay;
-    type Kept = futures_timer::Delay;
     fn sleep(&self, d: Duration) -> Self::Sleep {
         futures_timer::Delay::new(d)
     }
     fn sleep_until(&self, at: Instant) -> Self::Sleep {
         futures_timer::Delay::new(at.saturating_duration_since(Instant::now()))
-    }
-    fn keep(s: Self::Sleep) -> Self::Kept {
-        s
-    }
-    fn kept_mut(k: &mut Self::Kept) -> Pin<&mut Self::Sleep> {
-        Pin::new(k)
     }
 }
 
@@ -414,22 +377,29 @@ impl LazyTimeouts for NoTimer {
 
 /// The floor's stand-in for a timer: its deadline, `d` from now (one clock
 /// read, as a `tokio::time::sleep` makes it), and a clone of the task's
-/// waker. 32 bytes, held and dropped where a timer would be.
+/// waker. 32 bytes, held (boxed, as a timer is) and dropped where a timer
+/// would be.
 pub struct FloorTimer {
     _deadline: Instant,
     _waker: Waker,
 }
 
-impl Registers for Floor {
-    type Pending = FloorTimer;
-    fn register(&self, d: Duration, cx: &mut Context<'_>) -> FloorTimer {
+impl FloorTimer {
+    fn new(d: Duration, cx: &Context<'_>) -> FloorTimer {
         black_box(FloorTimer {
             _deadline: Instant::now() + d,
             _waker: cx.waker().clone(),
         })
     }
+}
+
+impl Registers for Floor {
+    type Pending = Box<FloorTimer>;
+    fn register(&self, d: Duration, cx: &mut Context<'_>) -> Box<FloorTimer> {
+        black_box(Box::new(FloorTimer::new(d, cx)))
+    }
     fn register_and_drop(&self, d: Duration, cx: &mut Context<'_>) {
-        drop(self.register(d, cx));
+        drop(FloorTimer::new(d, cx));
     }
     fn size_of_held(&self) -> usize {
         size_of::<Instant>() + size_of::<Waker>()

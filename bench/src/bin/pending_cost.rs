@@ -17,8 +17,8 @@
 //!
 //! The summary's fields are Ir, Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw;
 //! estimated cycles are Ir + 10 × (D1mr + D1mw) + 100 × (ILmr + DLmr + DLmw),
-//! as in the replay. tokio's sleeps are boxed, as a `Vec` of them must be
-//! (a tokio `Sleep` is `!Unpin`); hashwheel's sit in the `Vec` itself.
+//! as in the replay. Every kept sleep is boxed, as in its task's future
+//! (hashwheel's too, though it is `Unpin`): the two are held alike.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -33,11 +33,13 @@ fn pending_delay(i: usize) -> Duration {
     Duration::from_millis(10_000 + (i % 50_000) as u64)
 }
 
+type HashwheelSleep = Pin<Box<Sleep>>;
+
 #[inline(never)]
-fn insert_hashwheel(w: &Wheel, v: &mut Vec<Sleep>, n: usize, cx: &mut Context<'_>) {
+fn insert_hashwheel(w: &Wheel, v: &mut Vec<HashwheelSleep>, n: usize, cx: &mut Context<'_>) {
     for i in 0..n {
-        let mut s = w.sleep(pending_delay(i));
-        let _ = Pin::new(&mut s).poll(cx);
+        let mut s = Box::pin(w.sleep(pending_delay(i)));
+        let _ = s.as_mut().poll(cx);
         v.push(s);
     }
 }
@@ -52,7 +54,7 @@ fn register_cancel_hashwheel(w: &Wheel, n: usize, cx: &mut Context<'_>) {
 }
 
 #[inline(never)]
-fn cancel_hashwheel(v: Vec<Sleep>) {
+fn cancel_hashwheel(v: Vec<HashwheelSleep>) {
     for s in v {
         drop(black_box(s));
     }
