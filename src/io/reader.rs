@@ -26,7 +26,7 @@ pin_project! {
     /// does: a read that times out spends a unit of the task's budget.
     ///
     /// It is [`Unpin`], `Send` and `Sync` when `R` is, and allocates nothing
-    /// until a timeout is set. See the [module docs](crate::io) for its
+    /// of its own for one timeout. See the [module docs](crate::io) for its
     /// timer and what it does once its wheel has shut down, and the crate's
     /// BENCHMARKS.md for what it costs.
     ///

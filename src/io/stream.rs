@@ -41,7 +41,7 @@ pin_project! {
     /// do: an operation that times out spends a unit of the task's budget.
     ///
     /// It is [`Unpin`], `Send` and `Sync` when `S` is, and allocates nothing
-    /// until a timeout is set. See the [module docs](crate::io) for its
+    /// of its own for one timeout. See the [module docs](crate::io) for its
     /// timers and what it does once its wheel has shut down, and the crate's
     /// BENCHMARKS.md for what it costs.
     ///

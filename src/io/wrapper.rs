@@ -23,8 +23,9 @@ macro_rules! wrapper {
             /// is needed, is made on the default wheel of the runtime that
             /// polls it, as tokio-io-timeout's is made on tokio's timer.
             ///
-            /// Nothing is allocated until a timeout is set, and no runtime
-            /// is needed until an operation waits with one.
+            /// It allocates nothing for its first timeout (a second one
+            /// takes one allocation), and needs no runtime until an
+            /// operation waits with one.
             ///
             /// # Examples
             ///

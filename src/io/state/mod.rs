@@ -3,16 +3,16 @@
 //!
 //! A wrapper times one direction (a reader, a writer) or two (a stream);
 //! a stream also has an idle deadline. Its timeouts are indexed: its
-//! directions from 0, then [`IDLE`]. What a wrapper keeps lives in one
-//! box, made when the first timeout is set (or with the wrapper, when it
-//! is given a [`Wheel`]); a wrapper with no timeout holds a null pointer.
-//! The box holds all that a wrapper with one timeout needs: the *word*
-//! (the flags, and the *one timeout*: which, and its nanoseconds), `due`
-//! (its deadline) and the *slot* (its sleep, that of the direction the
-//! word names: the idle timeout's is direction 0's); or, in the slot, a
-//! second box, `More`, which holds everything instead (a held wheel,
-//! several timeouts, a timeout the word cannot hold, the sleep of a
-//! stream's second direction), made when first needed and kept. The
+//! directions from 0, then [`IDLE`]. What a wrapper keeps lives in the
+//! wrapper, in 56 bytes: all that a wrapper with one timeout needs, the
+//! *word* (the flags, and the *one timeout*: which, and its nanoseconds),
+//! `due` (its deadline) and the *slot* (its sleep, that of the direction
+//! the word names: the idle timeout's is direction 0's); or, in the slot,
+//! a box, `More`, which holds everything instead (a held wheel, several
+//! timeouts, a timeout the word cannot hold, the sleep of a stream's
+//! second direction), made when first needed (or with the wrapper, when
+//! it is given a [`Wheel`]) and kept. A word of 0 means no timeout and
+//! nothing to time: an operation then only checks it. The
 //! accessors (`timeout`; `deadline` and `set_deadline`; `sleep_mut` and
 //! `put_sleep`) hide which of the two holds what, so that the countdowns
 //! are written once; only `State::arm` writes out its hot path on the
@@ -78,7 +78,7 @@ pub(crate) const IDLE: usize = 2;
 /// The timeouts of a wrapper with `N` directions (1 or 2).
 #[derive(Debug)]
 pub(crate) struct Timeouts<const N: usize> {
-    state: Option<Box<State<N>>>,
+    state: State<N>,
 }
 
 // `State::word`: the flags in its low bits, the one timeout's nanoseconds
@@ -104,14 +104,17 @@ const NS_SHIFT: u32 = 6;
 const NS_MAX: u64 = u64::MAX >> NS_SHIFT;
 /// The bits of the one timeout.
 const ONE_BITS: u64 = HAS_IDLE | 3 << OWNER | NS_MAX << NS_SHIFT;
+/// In place of the one timeout: `More` holds the timeouts. Set when it is
+/// made, for good, so that a word of 0 means no timeout and nothing armed
+/// or to time.
+const MORE: u64 = 1 << NS_SHIFT;
 
-/// What a wrapper with a timeout, or a wheel of its own, keeps.
+/// What a wrapper keeps for its timeouts.
 ///
 /// A sleep (niche filling keeps the slot at the size of an
-/// `Option<Sleep>`), an instant and one word: 56 bytes, the allocator's
-/// 64-byte block, where the one timeout as an `Option<Duration>` instead
-/// of in the word would take its 80-byte block (the module's tests check
-/// the sizes).
+/// `Option<Sleep>`), an instant and one word: 56 bytes, where the one
+/// timeout as an `Option<Duration>` instead of in the word would take 72
+/// (the module's tests check the sizes).
 #[derive(Debug, Default)]
 struct State<const N: usize> {
     slot: Slot,
@@ -151,19 +154,25 @@ struct More {
 impl<const N: usize> Timeouts<N> {
     /// No timeout, on the default wheel.
     pub(crate) const fn new() -> Timeouts<N> {
-        Timeouts { state: None }
+        Timeouts {
+            state: State {
+                slot: Slot::Empty,
+                due: None,
+                word: 0,
+            },
+        }
     }
 
     /// No timeout yet, on `wheel`.
     pub(crate) fn with_wheel(wheel: &Wheel) -> Timeouts<N> {
-        let mut state = Box::<State<N>>::default();
-        state.more_mut().wheel = WheelOrDefault(Some(wheel.clone()));
-        Timeouts { state: Some(state) }
+        let mut timeouts = Timeouts::new();
+        timeouts.state.more_mut().wheel = WheelOrDefault(Some(wheel.clone()));
+        timeouts
     }
 
     /// The timeout `which`.
     pub(crate) fn get(&self, which: usize) -> Option<Duration> {
-        self.state.as_ref()?.timeout(which)
+        self.state.timeout(which)
     }
 
     /// Sets the timeout `which`. A direction's running countdown starts
@@ -171,10 +180,10 @@ impl<const N: usize> Timeouts<N> {
     /// `set_timeout_pinned` disarms it and wakes the task, whose next poll
     /// starts it again); the idle time counts from now.
     pub(crate) fn set(&mut self, which: usize, timeout: Option<Duration>) {
-        if timeout.is_none() && self.state.is_none() {
+        let s = &mut self.state;
+        if timeout.is_none() && s.is_blank() {
             return;
         }
-        let s = self.state.get_or_insert_with(Box::default);
         s.store(which, timeout);
         if which == IDLE {
             // Activity before now counts from now, as the rest does.
@@ -206,7 +215,8 @@ impl<const N: usize> Timeouts<N> {
         cx: &mut Context<'_>,
         r: Poll<io::Result<T>>,
     ) -> Poll<io::Result<T>> {
-        let (Some(dir), Some(s)) = (dir, self.state.as_deref_mut()) else {
+        let s = &mut self.state;
+        let Some(dir) = dir.filter(|_| !s.is_blank()) else {
             return r;
         };
         match &r {
@@ -218,6 +228,13 @@ impl<const N: usize> Timeouts<N> {
 }
 
 impl<const N: usize> State<N> {
+    /// No timeout, no wheel of its own, nothing armed: what a wrapper has
+    /// before its first timeout is set.
+    #[inline]
+    fn is_blank(&self) -> bool {
+        self.word == 0
+    }
+
     fn more(&self) -> Option<&More> {
         match &self.slot {
             Slot::More(more) => Some(more),
@@ -238,7 +255,7 @@ impl<const N: usize> State<N> {
                 more.sleeps[self.slot_dir()] = Some(sleep);
             }
             self.slot = Slot::More(more);
-            self.word &= !(ONE_BITS & !HAS_IDLE);
+            self.word = self.word & !(ONE_BITS & !HAS_IDLE) | MORE;
         }
         match &mut self.slot {
             Slot::More(more) => more,

@@ -1,9 +1,8 @@
 use super::*;
 
 /// The slot is no larger than an `Option<Sleep>`: niche filling finds
-/// room for its other variants. With a 32-byte `Sleep`, a wrapper with
-/// one timeout has one box of 56 bytes: a 64-byte block from the
-/// allocator.
+/// room for its other variants. With a 32-byte `Sleep`, a wrapper keeps
+/// 56 bytes for its timeouts.
 #[test]
 fn the_slot_is_the_size_of_an_optional_sleep() {
     assert_eq!(size_of::<Slot>(), size_of::<Option<Sleep>>());
@@ -31,7 +30,7 @@ fn every_timeout_reads_back_as_set() {
             let mut s = Timeouts::<2>::new();
             s.set(which, Some(t));
             assert_eq!(s.get(which), Some(t));
-            let more = s.state.as_ref().unwrap().more().is_some();
+            let more = s.state.more().is_some();
             assert_eq!(more, !in_word, "{t:?} {which:?} in More");
             let other = if which == IDLE { 1 } else { IDLE };
             assert_eq!(s.get(other), None);
