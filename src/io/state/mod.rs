@@ -115,7 +115,7 @@ const MORE: u64 = 1 << NS_SHIFT;
 /// `Option<Sleep>`), an instant and one word: 56 bytes, where the one
 /// timeout as an `Option<Duration>` instead of in the word would take 72
 /// (the module's tests check the sizes).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State<const N: usize> {
     slot: Slot,
     /// The one timeout's deadline, without `More`.
@@ -124,10 +124,9 @@ struct State<const N: usize> {
 }
 
 /// The one timeout's sleep, or `More`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 enum Slot {
     /// No sleep.
-    #[default]
     Empty,
     /// The sleep, made when first needed; kept, and moved, until a
     /// timeout is set while its direction is not waiting.
