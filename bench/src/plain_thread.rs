@@ -824,7 +824,7 @@ pub mod rows {
 runtime's workers, inside `rt.enter()`. That takes other paths than a server's timers: \
 tokio's timer picks its shard at random for each timer registered off a worker (on a worker, \
 the worker's own shard) and applies no cooperative budget, and hashwheel's shard is \
-per thread too. Secondary rows, kept for comparison with earlier runs; the `task, …` and \
+per thread too. Secondary rows, for a timer made off the workers; the `task, …` and \
 `server, …` rows measure timers inside tasks on the runtime's workers.";
 
     pub fn register_cancel(cfg: &Config, e: &Envs, t: &mut Table) {
