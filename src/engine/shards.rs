@@ -126,19 +126,34 @@ impl<const CLAIMS: bool> ShardRef<CLAIMS> {
     }
 }
 
+// Every timer drops a hold. The take is inline, so that the drop glue
+// around it sees the field emptied and keeps no unwinding path for it; the
+// last handle's signal is cold, so that the rest is a load and a decrement.
 impl<const CLAIMS: bool> Drop for ShardRef<CLAIMS> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(shard) = self.0.take() {
-            if CLAIMS {
-                shard.core.release();
-            }
-            if shard.core.handles.load(Ordering::Acquire) == 0 {
-                let core = shard.core.clone();
-                drop(shard);
-                core.signal.notify_one();
-            }
+            release::<CLAIMS>(shard);
         }
     }
+}
+
+/// A hold let go: its claim returned, and the driver told if no handle is
+/// left to keep the wheel.
+fn release<const CLAIMS: bool>(shard: Arc<Shard>) {
+    if CLAIMS {
+        shard.core.release();
+    }
+    if shard.core.handles.load(Ordering::Acquire) == 0 {
+        last_handle_gone(shard);
+    }
+}
+
+#[cold]
+fn last_handle_gone(shard: Arc<Shard>) {
+    let core = shard.core.clone();
+    drop(shard);
+    core.signal.notify_one();
 }
 
 /// The wheel as the driver and the public handle see it: the shared core
