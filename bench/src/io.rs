@@ -388,7 +388,8 @@ struct Conns {
 /// the read's first wait, hashwheel's idle timeout from its setting; the
 /// bare stream: none), read until the read ends.
 /// Each is its own future type, so that each task is the size its wrapper
-/// makes it.
+/// makes it; the wrapper is made in its task, as a server wraps the stream
+/// it accepted, so that the task holds it once.
 fn spawn_conn(
     rt: &tokio::runtime::Runtime,
     imp: Imp,
@@ -397,27 +398,29 @@ fn spawn_conn(
     conns: &Arc<Conns>,
 ) {
     let conns = conns.clone();
+    let stream = Idle::default();
     match imp {
-        Imp::NoTimer => drop(rt.spawn(wait_read(Idle::default(), None, timeout, conns))),
-        Imp::Hashwheel if kind == Timeout::Idle => {
+        Imp::NoTimer => drop(rt.spawn(async move {
+            wait_pinned(pin!(stream), None, timeout, conns).await;
+        })),
+        Imp::Hashwheel if kind == Timeout::Idle => drop(rt.spawn(async move {
             // Read before the timeout is set, whose idle time counts from
             // a clock read of its own, at or after this one.
             let set = Some(Instant::now());
-            let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
+            let mut s = hashwheel::io::TimeoutStream::new(stream);
             s.set_idle_timeout(Some(timeout));
-            drop(rt.spawn(wait_read(s, set, timeout, conns)));
-        }
-        Imp::Hashwheel => {
-            let mut s = hashwheel::io::TimeoutStream::new(Idle::default());
+            wait_pinned(pin!(s), set, timeout, conns).await;
+        })),
+        Imp::Hashwheel => drop(rt.spawn(async move {
+            let mut s = hashwheel::io::TimeoutStream::new(stream);
             s.set_read_timeout(Some(timeout));
-            drop(rt.spawn(wait_read(s, None, timeout, conns)));
-        }
-        Imp::Tokio => {
-            let _rt = rt.enter();
-            let mut s = tokio_io_timeout::TimeoutStream::new(Idle::default());
+            wait_pinned(pin!(s), None, timeout, conns).await;
+        })),
+        Imp::Tokio => drop(rt.spawn(async move {
+            let mut s = tokio_io_timeout::TimeoutStream::new(stream);
             s.set_read_timeout(Some(timeout));
-            drop(rt.spawn(wait_read(s, None, timeout, conns)));
-        }
+            wait_pinned(pin!(s), None, timeout, conns).await;
+        })),
         _ => unsupported(imp),
     }
 }
@@ -455,16 +458,6 @@ async fn wait_pinned<R: AsyncRead + ?Sized>(
         _ => &conns.wrong,
     }
     .fetch_add(1, Ordering::AcqRel);
-}
-
-/// [`wait_pinned`] for a wrapper the task pins itself.
-async fn wait_read<R: AsyncRead>(
-    r: R,
-    start: Option<Instant>,
-    timeout: Duration,
-    conns: Arc<Conns>,
-) {
-    wait_pinned(pin!(r), start, timeout, conns).await;
 }
 
 /// Spawns `n` idle connections on `rt` and waits until every read waits.
@@ -519,8 +512,9 @@ fn reap(rt: Rt<'_>, imp: Imp, kind: Timeout, n: usize) -> f64 {
 
 /// The environment variable (the harness's) that makes this binary a
 /// child measuring one thing; this module's jobs are
-/// `io_memory <imp id> <hold> <read|idle> <n>` and
-/// `io_reads <imp id> <read|idle|none> <ready|pending> <ops>`.
+/// `io_memory <imp id> <hold> <read|idle> <n>`,
+/// `io_reads <imp id> <read|idle|none> <ready|pending> <ops>` and
+/// `io_reap <imp id> <read|idle> <n>`.
 const CHILD: &str = "HASHWHEEL_BENCH_CHILD";
 
 /// How a connection's task holds its wrapper, in the memory rows. The
@@ -679,6 +673,57 @@ fn reads_alone(imp: Imp, timeout: Timeout, pending_first: bool, ops: u64) {
     }));
 }
 
+/// `n` idle connections (see [`spawn_conn`]) with a [`REAP_AFTER`] timeout
+/// of `kind`, on a current-thread runtime with tokio's paused clock, made
+/// and waiting before [`reap_phase`]: the job to run under callgrind, twice
+/// with different `n`, for what reaping one costs, counted.
+fn reap_alone(imp: Imp, kind: Timeout, n: usize) {
+    assert!(
+        imp != Imp::NoTimer,
+        "a stream with no timeout is never reaped"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let conns = Arc::new(Conns::default());
+    rt.block_on(async {
+        for _ in 0..n {
+            spawn_conn(&rt, imp, kind, REAP_AFTER, &conns);
+        }
+        // Busy, so that the paused clock stands still until all wait.
+        while conns.waiting.load(Ordering::Acquire) < n {
+            tokio::task::yield_now().await;
+        }
+    });
+    reap_phase(&rt, &conns, n);
+    assert_eq!(
+        conns.reaped.load(Ordering::Acquire),
+        n,
+        "each reaped on time"
+    );
+}
+
+/// From every read waiting until every task has ended: the clock moved to
+/// the timeouts, the timers fired, each task woken, its read ended with
+/// `TimedOut`, the task and its wrapper dropped.
+#[inline(never)]
+fn reap_phase(rt: &tokio::runtime::Runtime, conns: &Conns, n: usize) {
+    rt.block_on(async {
+        tokio::time::sleep(REAP_AFTER).await;
+        let ended = [&conns.reaped, &conns.early, &conns.wrong];
+        while ended
+            .iter()
+            .map(|c| c.load(Ordering::Acquire))
+            .sum::<usize>()
+            < n
+        {
+            tokio::task::yield_now().await;
+        }
+    });
+}
+
 /// Call first in `main` (before `plain_thread::child_main`, which takes the
 /// harness's other jobs): when this process is a child running one of this
 /// module's jobs, runs it, prints its result and exits.
@@ -705,6 +750,12 @@ pub fn child_main() {
                 _ => panic!("ready or pending"),
             };
             reads_alone(imp, timeout, pending_first, ops.parse().expect("count"));
+            println!("0");
+        }
+        ["io_reap", imp, kind, n] => {
+            let imp = Imp::from_id(imp).expect("implementation id");
+            let kind = Timeout::from_id(kind).expect("read or idle");
+            reap_alone(imp, kind, n.parse().expect("count"));
             println!("0");
         }
         _ => return,
