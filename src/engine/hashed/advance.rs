@@ -104,13 +104,13 @@ impl<T> HashedWheel<T> {
         if head == NIL {
             return;
         }
-        if self.due_tail == NIL {
-            self.due_head = head;
+        if self.due.tail == NIL {
+            self.due.head = head;
         } else {
-            self.entries[self.due_tail as usize].next = head;
-            self.entries[head as usize].prev = self.due_tail;
+            self.entries[self.due.tail as usize].next = head;
+            self.entries[head as usize].prev = self.due.tail;
         }
-        self.due_tail = tail;
+        self.due.tail = tail;
     }
 
     /// The earliest tick that can hold work, scanning the buckets in tick
@@ -135,7 +135,7 @@ impl<T> HashedWheel<T> {
     /// `processed` itself when entries are due now, `None` when no entry will
     /// ever expire. A lower bound: the tick may turn out to hold nothing.
     pub(crate) fn next_expiration(&self) -> Option<u64> {
-        if self.due_head != NIL {
+        if self.due.head != NIL {
             Some(self.processed)
         } else if self.next == NEVER {
             None

@@ -7,7 +7,7 @@ impl<T> HashedWheel<T> {
     /// Takes the first entry off the due list; it stays in the slab,
     /// detached and expired, until its owner removes it.
     pub(crate) fn pop_due(&mut self) -> Option<(u32, &mut T)> {
-        let key = self.due_head;
+        let key = self.due.head;
         if key == NIL {
             return None;
         }
@@ -23,8 +23,8 @@ impl<T> HashedWheel<T> {
     /// buckets are scanned in tick order and the scan stops at the first
     /// bucket whose tick is already beaten.
     pub(crate) fn peek_earliest(&self, due: impl Fn(u64, &T) -> u64) -> Option<u32> {
-        if self.due_head != NIL {
-            return Some(self.due_head);
+        if self.due.head != NIL {
+            return Some(self.due.head);
         }
         let mut best: Option<(u64, u32)> = None;
         let mut i = 0;
@@ -71,7 +71,7 @@ impl<T> HashedWheel<T> {
         mut later: impl FnMut(u64, &mut T) -> Option<u64>,
     ) -> bool {
         let mut retick = false;
-        let mut key = self.due_head;
+        let mut key = self.due.head;
         while key != NIL {
             let e = &mut self.entries[key as usize];
             let next = e.next;
@@ -96,7 +96,7 @@ impl<T> HashedWheel<T> {
     /// most four per entry, O(n log n) otherwise.
     pub(crate) fn sort_due(&mut self) {
         let mut due: Vec<(u64, u32)> = Vec::new();
-        let mut key = self.due_head;
+        let mut key = self.due.head;
         while key != NIL {
             let e = &self.entries[key as usize];
             due.push((e.tick, key));
@@ -132,18 +132,18 @@ impl<T> HashedWheel<T> {
             let e = &mut self.entries[k as usize];
             (e.prev, e.next) = (prev, NIL);
             if prev == NIL {
-                self.due_head = k;
+                self.due.head = k;
             } else {
                 self.entries[prev as usize].next = k;
             }
             prev = k;
         }
-        self.due_tail = prev;
+        self.due.tail = prev;
         debug_assert!(self.due_ticks_sorted());
     }
 
     pub(super) fn due_ticks_sorted(&self) -> bool {
-        let mut key = self.due_head;
+        let mut key = self.due.head;
         let mut last = 0;
         while key != NIL {
             let e = &self.entries[key as usize];
@@ -158,7 +158,7 @@ impl<T> HashedWheel<T> {
 
     /// The first entry of the due list, if any, without taking it.
     pub(crate) fn peek_due(&self) -> Option<u32> {
-        (self.due_head != NIL).then_some(self.due_head)
+        (self.due.head != NIL).then_some(self.due.head)
     }
 
     /// Detaches every pending entry (scheduled, due or parked) and hands
@@ -187,11 +187,11 @@ impl<T> HashedWheel<T> {
     /// Appends `key`, detached, to the due list.
     #[inline]
     pub(super) fn push_due(&mut self, key: u32) {
-        let tail = std::mem::replace(&mut self.due_tail, key);
+        let tail = std::mem::replace(&mut self.due.tail, key);
         let e = &mut self.entries[key as usize];
         (e.prev, e.next) = (tail, NIL);
         if tail == NIL {
-            self.due_head = key;
+            self.due.head = key;
         } else {
             self.entries[tail as usize].next = key;
         }
@@ -200,11 +200,11 @@ impl<T> HashedWheel<T> {
     /// Puts `key`, detached, first on the due list.
     #[inline]
     pub(super) fn push_due_front(&mut self, key: u32) {
-        let head = std::mem::replace(&mut self.due_head, key);
+        let head = std::mem::replace(&mut self.due.head, key);
         let e = &mut self.entries[key as usize];
         (e.prev, e.next) = (NIL, head);
         if head == NIL {
-            self.due_tail = key;
+            self.due.tail = key;
         } else {
             self.entries[head as usize].prev = key;
         }

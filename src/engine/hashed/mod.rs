@@ -124,8 +124,8 @@ pub(crate) struct HashedWheel<T> {
     mask: u64,
     processed: u64,
     next: u64,
-    due_head: u32,
-    due_tail: u32,
+    /// The due list: a bucket's list, its bound unused.
+    due: Bucket,
     /// Keys of the entries not filed yet, in the order they came ([`NIL`]:
     /// a hole left by one removed or moved since).
     unfiled: Vec<u32>,
@@ -150,8 +150,7 @@ impl<T> HashedWheel<T> {
             mask: buckets as u64 - 1,
             processed,
             next: NEVER,
-            due_head: NIL,
-            due_tail: NIL,
+            due: Bucket::EMPTY,
             unfiled: Vec::new(),
             pending: 0,
         }
@@ -331,8 +330,7 @@ impl<T> HashedWheel<T> {
         self.mins.fill(NEVER);
         self.occupied.fill(0);
         self.next = NEVER;
-        self.due_head = NIL;
-        self.due_tail = NIL;
+        self.due = Bucket::EMPTY;
         self.pending = 0;
     }
 
@@ -440,6 +438,15 @@ impl<T> HashedWheel<T> {
         }
     }
 
+    /// Bucket `b`'s list, or the due list when `None`.
+    #[inline]
+    fn list(&mut self, bucket: Option<usize>) -> &mut Bucket {
+        match bucket {
+            Some(b) => &mut self.buckets[b],
+            None => &mut self.due,
+        }
+    }
+
     /// Unlinks `key` from bucket `b`, or from the due list when `None`.
     #[inline]
     pub(super) fn unlink_from(&mut self, key: u32, bucket: Option<usize>) {
@@ -448,26 +455,14 @@ impl<T> HashedWheel<T> {
         (e.prev, e.next) = (DETACHED, NIL);
         debug_assert_ne!(prev, DETACHED, "unlinking an entry in no list");
         // An entry without a predecessor heads the list its tick names.
-        debug_assert!(
-            prev != NIL
-                || match bucket {
-                    Some(b) => self.buckets[b].head == key,
-                    None => self.due_head == key,
-                }
-        );
+        debug_assert!(prev != NIL || self.list(bucket).head == key);
         if prev == NIL {
-            match bucket {
-                Some(b) => self.buckets[b].head = next,
-                None => self.due_head = next,
-            }
+            self.list(bucket).head = next;
         } else {
             self.entries[prev as usize].next = next;
         }
         if next == NIL {
-            match bucket {
-                Some(b) => self.buckets[b].tail = prev,
-                None => self.due_tail = prev,
-            }
+            self.list(bucket).tail = prev;
         } else {
             self.entries[next as usize].prev = prev;
         }

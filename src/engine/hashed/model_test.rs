@@ -209,7 +209,7 @@ fn check_invariants(w: &HashedWheel<u32>) {
         }
         in_buckets += list.len();
     }
-    let due = walk(w.due_head, w.due_tail);
+    let due = walk(w.due.head, w.due.tail);
     for &(key, tick) in &due {
         visit(key);
         assert!(tick <= w.processed, "entry {key}: in the due list early");
