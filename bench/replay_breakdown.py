@@ -170,7 +170,7 @@ CATEGORIES = [
     ("timer futures moved into and written in the task's memory",
      r"^__mem(cpy|move)|replay::connection::\{\{closure\}\}|replay::.*Timers"),
     ("timeout future: made, polled, dropped",
-     r"Timeout<.*>::poll|timeout::<impl|hashwheel::timeout::timeout|poll_delay|Sleep::new_timeout|Sleep::until|drop_in_place<.*Timer"),
+     r"Timeout<.*>::poll|timeout::<impl|timers::<impl .*>::timeout|hashwheel::timeout::timeout|poll_delay|Sleep::new_timeout|Sleep::until|drop_in_place<.*Timer"),
     ("default-wheel or runtime lookup", r"registry::|claim_default|Handle::try_current|Handle::current|drop_in_place<tokio::runtime::handle::Handle>|task::id::try_id"),
     ("timer state: entry or Sleep touched, waker registered",
      r"OwnedEntry|ShardRef|coop::budgeted|drop_in_place<hashwheel::sleep::Sleep>|Sleep as core::future|Sleep::poll_|Sleep::reset|Timer::reset|AtomicWaker::register_by_ref|TimerEntry"),
