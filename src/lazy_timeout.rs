@@ -189,7 +189,7 @@ impl<F: Future> Future for LazyTimeout<F> {
     /// built without its timer, or while the runtime's default wheel is at
     /// capacity.
     // Not inline, unlike `Timeout::poll`: inline, a lazy timeout pending
-    // once costs 1.4% more instructions (op_cost).
+    // once costs more instructions (op_cost).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         this.timer.poll_timeout(this.value, cx)

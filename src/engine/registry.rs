@@ -239,8 +239,8 @@ fn uncached(task: Option<task::Id>) -> Result<WheelHandle, Kind> {
 /// The timer is made from it after the thread-local lookup, which then
 /// hands back one word rather than the whole timer. A hit claims on the
 /// shard the cache keeps for this thread. Always inline: out of line (the
-/// compiler's choice), its call and its result through memory were a
-/// twentieth of a ready `timeout` (op_cost).
+/// compiler's choice), its call and its result through memory weigh on a
+/// ready `timeout` (op_cost).
 #[inline(always)]
 pub(crate) fn claim() -> Result<ShardRef, Kind> {
     let task = task::try_id();

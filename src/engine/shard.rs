@@ -75,8 +75,8 @@ impl ShardState {
     /// Files an entry due at `tick` that wakes `waker`; `driver_removes`:
     /// a sleep's, which the driver removes when it fires it (see
     /// `due_word`).
-    // Always inline: every registration takes it, and out of line it cost a
-    // register and cancel 3.5% of its instructions (op_cost).
+    // Always inline: every registration takes it, and out of line a
+    // register and cancel costs more instructions (op_cost).
     #[inline(always)]
     fn insert(
         &mut self,
